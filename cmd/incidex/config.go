@@ -1,0 +1,194 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is incidex's configuration: defaults, then INCIDEX_* environment
+// variables, then flags.
+type Config struct {
+	DataDir     string
+	NoStarter   bool
+	LogLevel    string
+	LogFormat   string
+	Server      string // URL of a running incidex serve, for CLI commands
+	Addr        string
+	IngestToken string
+	AdminToken  string
+	ReadToken   string
+	Insecure    bool
+	QuietPeriod time.Duration
+	Retention   time.Duration
+	QueueSize   int
+	Workers     int
+	NotifyURL   string
+	SlackURL    string
+	PublicURL   string
+	Spool       string
+	MaxBody     int64
+}
+
+// DefaultConfig returns the defaults, before environment and flags.
+func DefaultConfig() Config {
+	return Config{
+		DataDir:     defaultDataDir(),
+		LogLevel:    "warn",
+		LogFormat:   "auto",
+		Addr:        "127.0.0.1:8080",
+		QuietPeriod: 10 * time.Minute,
+		Retention:   30 * 24 * time.Hour,
+		QueueSize:   65536,
+		Workers:     2,
+		Spool:       "on",
+		MaxBody:     64 << 20,
+	}
+}
+
+// defaultDataDir is $XDG_DATA_HOME/incidex, else ~/.local/share/incidex,
+// else ./incidex-data.
+func defaultDataDir() string {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "incidex")
+	}
+	if h, err := os.UserHomeDir(); err == nil && h != "" {
+		return filepath.Join(h, ".local", "share", "incidex")
+	}
+	return "incidex-data"
+}
+
+// fromEnv applies INCIDEX_* variables. Secrets may come from *_FILE.
+func (c *Config) fromEnv(getenv func(string) string) error {
+	str := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	str("INCIDEX_DATA", &c.DataDir)
+	str("INCIDEX_LOG_LEVEL", &c.LogLevel)
+	str("INCIDEX_LOG_FORMAT", &c.LogFormat)
+	str("INCIDEX_SERVER", &c.Server)
+	str("INCIDEX_ADDR", &c.Addr)
+	str("INCIDEX_NOTIFY_URL", &c.NotifyURL)
+	str("INCIDEX_SLACK_URL", &c.SlackURL)
+	str("INCIDEX_PUBLIC_URL", &c.PublicURL)
+	str("INCIDEX_SPOOL", &c.Spool)
+	var errs []error
+	for _, s := range []struct {
+		name string
+		dst  *string
+	}{{"INCIDEX_INGEST_TOKEN", &c.IngestToken}, {"INCIDEX_ADMIN_TOKEN", &c.AdminToken}, {"INCIDEX_READ_TOKEN", &c.ReadToken}} {
+		str(s.name, s.dst)
+		if f := getenv(s.name + "_FILE"); f != "" {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s_FILE: %w", s.name, err))
+				continue
+			}
+			*s.dst = strings.TrimSpace(string(b))
+		}
+	}
+	for _, b := range []struct {
+		name string
+		dst  *bool
+	}{{"INCIDEX_NO_STARTER", &c.NoStarter}, {"INCIDEX_INSECURE", &c.Insecure}} {
+		if v := getenv(b.name); v != "" {
+			x, err := strconv.ParseBool(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: want true or false", b.name, v))
+				continue
+			}
+			*b.dst = x
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// common registers the flags every command that opens the knowledge base has.
+func (c *Config) common(fs *flag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (env INCIDEX_DATA)")
+	fs.BoolVar(&c.NoStarter, "no-starter", c.NoStarter, "create a new data directory without the starter knowledge base (env INCIDEX_NO_STARTER=1)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error (env INCIDEX_LOG_LEVEL)")
+}
+
+// Validate checks the configuration once, at startup.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data directory is empty"))
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	switch c.LogFormat {
+	case "auto", "text", "json":
+	default:
+		errs = append(errs, fmt.Errorf("log format %q: want auto, text or json", c.LogFormat))
+	}
+	switch c.Spool {
+	case "on", "off":
+	default:
+		errs = append(errs, fmt.Errorf("spool %q: want on or off", c.Spool))
+	}
+	if c.QueueSize <= 0 {
+		errs = append(errs, fmt.Errorf("queue size %d: must be positive", c.QueueSize))
+	}
+	if c.Workers <= 0 {
+		errs = append(errs, fmt.Errorf("workers %d: must be positive", c.Workers))
+	}
+	return errors.Join(errs...)
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// loadConfig returns defaults overridden by the environment; flags come after.
+func loadConfig(e *env) (Config, error) {
+	c := DefaultConfig()
+	err := c.fromEnv(e.getenv)
+	return c, err
+}
+
+// logger builds the slog handler: text on a terminal, JSON otherwise.
+func (c *Config) logger(e *env) *slog.Logger {
+	lvl, _ := parseLevel(c.LogLevel)
+	opts := &slog.HandlerOptions{Level: lvl}
+	format := c.LogFormat
+	if format == "auto" {
+		format = "json"
+		if f, ok := e.stderr.(*os.File); ok && isTerminal(f) {
+			format = "text"
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(e.stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(e.stderr, opts))
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// redacted returns the config with secrets replaced, for printing.
+func (c Config) redacted() Config {
+	for _, p := range []*string{&c.IngestToken, &c.AdminToken, &c.ReadToken} {
+		if *p != "" {
+			*p = "(set)"
+		}
+	}
+	return c
+}

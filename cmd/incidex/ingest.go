@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/incidex/incidex/ingest"
+)
+
+func runIngest(ctx context.Context, e *env, args []string) error {
+	cfg, err := loadConfig(e)
+	if err != nil {
+		return &exitErr{code: exitUsage, err: err}
+	}
+	fs := newFlags(e, "ingest", "PATH...")
+	cfg.common(fs)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	force := fs.Bool("force", false, "re-ingest files whose content is unchanged")
+	maxBytes := fs.Int64("max-bytes", ingest.MaxWriteupBytes, "size limit per write-up file")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageErr("no paths given: incidex ingest PATH... (files or directories of .md, .markdown, .txt)")
+	}
+	files, errs := ingest.Collect(fs.Args())
+	k, err := openKB(ctx, e, &cfg, indexOptional)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	rep, err := ingest.Load(ctx, k, files, ingest.LoadOptions{MaxBytes: *maxBytes, Force: *force})
+	if err != nil {
+		return err
+	}
+	rep.Failed = append(errs, rep.Failed...)
+	if *asJSON {
+		printIngestJSON(e, rep)
+	} else {
+		for _, f := range rep.Failed {
+			fmt.Fprintf(e.stderr, "incidex ingest: %s\n", oneLine(f.Error()))
+		}
+		fmt.Fprintf(e.stdout, "ingested %d incidents from %d files (%d unchanged, %d failed)\n",
+			len(rep.Incidents), rep.Files, rep.Unchanged, len(rep.Failed))
+		if k.IndexLocked() {
+			fmt.Fprintln(e.stdout, "the running incidex serve indexes them within a few seconds")
+		}
+	}
+	if len(rep.Failed) > 0 {
+		return &exitErr{code: exitPartial}
+	}
+	return nil
+}
+
+func printIngestJSON(e *env, rep ingest.Report) {
+	failed := make([]string, 0, len(rep.Failed))
+	for _, f := range rep.Failed {
+		failed = append(failed, oneLine(f.Error()))
+	}
+	out := struct {
+		ingest.Report
+		Failed []string `json:"failed"`
+	}{rep, failed}
+	if out.Incidents == nil {
+		out.Incidents = []string{}
+	}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(out)
+}

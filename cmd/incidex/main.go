@@ -1,0 +1,159 @@
+// Command incidex is an incident knowledge base and log-signature matcher:
+// it ingests incident write-ups and answers, for any log line, which known
+// incident explains it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit codes, following grep: 0 success (a match), 1 nothing found or a
+// partial failure, 2 an error.
+const (
+	exitOK      = 0
+	exitNone    = 1
+	exitError   = 2
+	exitUsage   = 2
+	exitPartial = 1
+)
+
+// exitErr carries an exit code with the error that caused it. A nil err
+// with a code is a silent exit (nothing matched).
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitErr) Unwrap() error { return e.err }
+
+// env is what a command runs with: streams and the environment, so tests
+// can run commands in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	name     string
+	synopsis string
+	run      func(ctx context.Context, e *env, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"ingest", "ingest write-up files or directories", runIngest},
+		{"match", "find the incidents that explain log lines", runMatch},
+		{"search", "full-text search of the knowledge base", runSearch},
+		{"show", "show one incident", runShow},
+		{"list", "list incidents", runList},
+		{"reindex", "rebuild the search index from the database", runReindex},
+		{"config", "print the effective configuration", runConfig},
+		{"version", "print the version", runVersion},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	stop()
+	os.Exit(code)
+}
+
+// run runs one command line and returns the exit code. Errors are printed
+// once, here, as one line.
+func run(ctx context.Context, args []string, e *env) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(e.stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args[0] = "version"
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		return report(e, c.name, err)
+	}
+	fmt.Fprintf(e.stderr, "incidex: unknown command %q (run 'incidex help')\n", args[0])
+	return exitUsage
+}
+
+func report(e *env, name string, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	code := exitError
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		code = ee.code
+		if ee.err == nil {
+			return code
+		}
+	}
+	fmt.Fprintf(e.stderr, "incidex %s: %s\n", name, oneLine(err.Error()))
+	return code
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: incidex <command> [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.synopsis)
+	}
+	fmt.Fprintln(w, "\nRun 'incidex <command> -h' for a command's flags. Data directory: --data or INCIDEX_DATA.")
+}
+
+// newFlags makes a command's flag set; parse errors and -h print to stderr.
+func newFlags(e *env, name, args string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: incidex %s [flags] %s\n", name, args)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags and turns a bad flag into a usage error.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitErr{code: exitUsage, err: err}
+	}
+	return nil
+}
+
+func usageErr(format string, a ...any) error {
+	return &exitErr{code: exitUsage, err: fmt.Errorf(format, a...)}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/incidex/incidex/kb"
+)
+
+func runShow(ctx context.Context, e *env, args []string) error {
+	cfg, err := loadConfig(e)
+	if err != nil {
+		return &exitErr{code: exitUsage, err: err}
+	}
+	fs := newFlags(e, "show", "ID")
+	cfg.common(fs)
+	asJSON := fs.Bool("json", false, "print the incident as JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageErr("want exactly one incident id: incidex show ID")
+	}
+	k, err := openKB(ctx, e, &cfg, indexNone)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	inc, err := k.Get(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(e.stdout, inc)
+	}
+	printIncident(e.stdout, inc)
+	return nil
+}
+
+// printIncident prints an incident for a person at a terminal: what it is,
+// why it happens, what to do.
+func printIncident(w io.Writer, inc *kb.Incident) {
+	fmt.Fprintf(w, "%s — %s\n", inc.ID, inc.Title)
+	var meta []string
+	for _, m := range []string{inc.Date, inc.Organisation, inc.Severity} {
+		if m != "" {
+			meta = append(meta, m)
+		}
+	}
+	if len(inc.Tags) > 0 {
+		meta = append(meta, "tags: "+strings.Join(inc.Tags, ", "))
+	}
+	if len(meta) > 0 {
+		fmt.Fprintln(w, strings.Join(meta, " · "))
+	}
+	fmt.Fprintf(w, "source: %s\n", inc.Source)
+	section(w, "Summary", inc.Summary)
+	if inc.CauseStatus == kb.CauseUnknown {
+		section(w, "Root cause", "Not stated — the write-up says the cause is unknown.")
+	} else {
+		section(w, "Root cause", inc.RootCause)
+	}
+	for _, s := range inc.Superseded {
+		section(w, "Earlier guess (superseded)", s)
+	}
+	section(w, "Fix", inc.Fix)
+	if inc.FixOptions != "" && inc.FixOptions != inc.Fix {
+		section(w, "Options considered", inc.FixOptions)
+	}
+	section(w, "Workaround", inc.Workaround)
+	printRunbook(w, inc.Runbook)
+	if len(inc.Signatures) > 0 {
+		fmt.Fprintf(w, "\nSignatures (%d)\n", len(inc.Signatures))
+		for _, s := range inc.Signatures {
+			fmt.Fprintf(w, "  %s  %s\n", s.ID, clip(s.Template, 160))
+		}
+	}
+	if len(inc.Overlaps) > 0 {
+		fmt.Fprintf(w, "\nSame messages as: %s\n", strings.Join(inc.Overlaps, ", "))
+		if inc.TellApart != "" {
+			fmt.Fprintf(w, "Telling them apart: %s\n", inc.TellApart)
+		}
+	}
+}
+
+func printRunbook(w io.Writer, steps []kb.Step) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nRunbook")
+	heading := ""
+	for _, s := range steps {
+		if s.Heading != heading {
+			heading = s.Heading
+			fmt.Fprintf(w, "  %s\n", heading)
+		}
+		if s.Comment != "" {
+			fmt.Fprintf(w, "    # %s\n", s.Comment)
+		}
+		fmt.Fprintf(w, "    $ %s\n", s.Command)
+	}
+}
+
+func section(w io.Writer, title, body string) {
+	body = strings.TrimSpace(plainMarkdown(body))
+	if body == "" {
+		return
+	}
+	fmt.Fprintf(w, "\n%s\n", title)
+	for _, l := range strings.Split(body, "\n") {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}
+
+// plainMarkdown drops the emphasis markers that make Markdown noisy in a terminal.
+func plainMarkdown(s string) string {
+	return strings.NewReplacer("**", "", "__", "").Replace(stripControls2(s))
+}
+
+// stripControls2 removes control characters (except newline and tab) so a
+// write-up cannot send terminal escape sequences.
+func stripControls2(s string) string {
+	return strings.Map(func(r rune) rune {
+		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

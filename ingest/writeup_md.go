@@ -1,0 +1,422 @@
+package ingest
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/incidex/incidex/kb"
+)
+
+var mdParser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser()
+
+// mdDoc collects what a walk over a write-up's AST finds.
+type mdDoc struct {
+	src      []byte
+	title    string
+	heads    []heading
+	blocks   []kb.Block
+	steps    []kb.Step
+	cands    []sigCandidate
+	refs     []kb.Ref
+	date     string
+	firstPar string
+}
+
+type heading struct {
+	level     int
+	text      string
+	kind      string // own or inherited meaning
+	options   bool   // a fix section that lists options
+	lineStart int    // offset of the heading's line
+	bodyStart int    // offset after the heading
+}
+
+// ParseMarkdown parses a Markdown write-up. name is the path as given; it
+// becomes the incident's source and, failing front matter and a library id,
+// its id.
+func ParseMarkdown(name string, data []byte) (*kb.Incident, error) {
+	fmSrc, body, _ := splitFrontMatter(data)
+	fm, err := parseFrontMatter(fmSrc)
+	if err != nil {
+		return nil, err
+	}
+	d := &mdDoc{src: body}
+	root := mdParser.Parse(text.NewReader(body))
+	if err := ast.Walk(root, d.visit); err != nil {
+		return nil, err
+	}
+	inc := &kb.Incident{
+		Source: name, Format: "markdown", Body: string(data), Hash: contentHash(data),
+		Tags: normTags(fm.Tags), Services: []string(fm.Services), Severity: fm.Severity,
+		Likelihood: strings.ToLower(fm.Likelihood), TellApart: fm.TellApart,
+		Overlaps: []string(fm.Overlaps), Causes: []string(fm.Causes),
+		Pins: append([]string(fm.Pin), fm.Pins...), Examples: []string(fm.Examples),
+		Counter: []string(fm.Counterexamples), Organisation: firstNonEmpty(fm.Organisation, fm.Organization, fm.Org),
+		Logs: d.blocks, Runbook: d.steps, References: d.refs,
+	}
+	inc.ID, err = writeupID(fm.ID, body, name)
+	if err != nil {
+		return nil, err
+	}
+	inc.Title = firstNonEmpty(fm.Title, d.title, baseName(name))
+	inc.Date = normDate(firstNonEmpty(fm.Date, d.date))
+	d.fillSections(inc)
+	if inc.Summary == "" {
+		inc.Summary = d.firstPar
+	}
+	cands := curated(fm.Signatures)
+	inc.Signatures, err = buildSignatures(inc.ID, inc.Pins, append(cands, d.cands...))
+	if err != nil {
+		return nil, err
+	}
+	return inc, nil
+}
+
+func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	switch n := n.(type) {
+	case *ast.Heading:
+		d.addHeading(n)
+		return ast.WalkSkipChildren, nil
+	case *ast.FencedCodeBlock:
+		d.addCode(string(n.Language(d.src)), linesOf(n.Lines(), d.src))
+		return ast.WalkSkipChildren, nil
+	case *ast.CodeBlock:
+		d.addCode("", linesOf(n.Lines(), d.src))
+		return ast.WalkSkipChildren, nil
+	case *ast.Paragraph, *ast.TextBlock:
+		d.addProse(n)
+	case *ast.Link:
+		if d.section().kind == KindReferences {
+			d.refs = append(d.refs, kb.Ref{Text: inlineText(n, d.src), URL: string(n.Destination)})
+		}
+	case *ast.AutoLink:
+		if d.section().kind == KindReferences {
+			u := string(n.URL(d.src))
+			d.refs = append(d.refs, kb.Ref{Text: u, URL: u})
+		}
+	}
+	return ast.WalkContinue, nil
+}
+
+func (d *mdDoc) section() heading {
+	if len(d.heads) == 0 {
+		return heading{}
+	}
+	return d.heads[len(d.heads)-1]
+}
+
+func (d *mdDoc) addHeading(n *ast.Heading) {
+	txt := strings.TrimSpace(inlineText(n, d.src))
+	lines := n.Lines()
+	start, end := 0, 0
+	if lines.Len() > 0 {
+		start, end = lines.At(0).Start, lines.At(lines.Len()-1).Stop
+	} else if len(d.heads) > 0 {
+		start, end = d.heads[len(d.heads)-1].bodyStart, d.heads[len(d.heads)-1].bodyStart
+	}
+	h := heading{level: n.Level, text: txt, lineStart: lineStartAt(d.src, start), bodyStart: lineEndAt(d.src, end)}
+	if n.Level == 1 && d.title == "" {
+		d.title = txt
+		d.heads = append(d.heads, h)
+		return
+	}
+	own, numbered := headingKind(txt)
+	parent := d.parentOf(n.Level)
+	switch {
+	case own != "":
+		h.kind = own
+		h.options = own == KindFix && isOptionsHeading(txt)
+	case parent != nil:
+		h.kind, h.options = parent.kind, parent.options
+	}
+	_ = numbered // numbered headings have no own meaning: they inherit, as above
+	d.heads = append(d.heads, h)
+}
+
+// parentOf returns the nearest earlier heading of a higher level.
+func (d *mdDoc) parentOf(level int) *heading {
+	for i := len(d.heads) - 1; i >= 0; i-- {
+		if d.heads[i].level < level {
+			return &d.heads[i]
+		}
+	}
+	return nil
+}
+
+func (d *mdDoc) addCode(lang string, lines []string) {
+	sec := d.section()
+	class := classifyBlock(lang, lines)
+	d.blocks = append(d.blocks, kb.Block{Section: sec.kind, Heading: sec.text, Lang: lang, Class: class, Lines: lines})
+	switch class {
+	case ClassLog:
+		for _, e := range logEntries(lines) {
+			d.addCandidate(e, sec.kind, 3)
+		}
+	case ClassCommands:
+		steps, output := commandsOf(lines)
+		for _, s := range steps {
+			d.steps = append(d.steps, kb.Step{Section: sec.kind, Heading: sec.text, Comment: s.comment, Command: s.command})
+		}
+		for _, e := range logEntries(output) {
+			d.addCandidate(e, sec.kind, 3)
+		}
+	}
+}
+
+func (d *mdDoc) addCandidate(s, section string, minTokens int) {
+	if errorText(s, minTokens) {
+		kind := kb.SigCode
+		if isEventLine(s) {
+			kind = kb.SigEvent
+		}
+		d.cands = append(d.cands, sigCandidate{text: s, kind: kind, section: section})
+	}
+}
+
+var dateLine = regexp.MustCompile(`(?i)\b(?:date|last updated|updated|occurred|incident date|when)\W{0,4}\s*(\d{4}-\d{2}-\d{2})`)
+
+// addProse looks at a paragraph: quoted error text and error-like inline
+// code become signatures; a "Date: 2024-01-02" line dates the incident.
+func (d *mdDoc) addProse(n ast.Node) {
+	raw := string(joinSegments(n.Lines(), d.src))
+	if d.firstPar == "" && len(d.heads) <= 1 {
+		d.firstPar = strings.TrimSpace(raw)
+	}
+	if d.date == "" {
+		if m := dateLine.FindStringSubmatch(raw); m != nil {
+			d.date = m[1]
+		}
+	}
+	sec := d.section().kind
+	for _, q := range quotedSpans(strings.ReplaceAll(raw, "\n", " ")) {
+		if errorText(q, 4) {
+			d.cands = append(d.cands, sigCandidate{text: q, kind: kb.SigQuote, section: sec})
+			d.blocks = append(d.blocks, kb.Block{Section: sec, Heading: d.section().text, Lang: "quote", Class: ClassLog, Lines: []string{q}})
+		}
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if cs, ok := c.(*ast.CodeSpan); ok {
+			t := inlineText(cs, d.src)
+			if !isCommandLine(t) && !strings.HasPrefix(strings.TrimSpace(t), "/") && errorText(t, 3) {
+				d.cands = append(d.cands, sigCandidate{text: t, kind: kb.SigQuote, section: sec})
+			}
+		}
+	}
+}
+
+// fillSections sets the incident's sections and the fields that come from
+// them. The last root-cause section is the root cause; earlier ones are
+// superseded guesses.
+func (d *mdDoc) fillSections(inc *kb.Incident) {
+	var causes []string
+	var fixes, options []string
+	text := make(map[string][]string)
+	for i, h := range d.heads {
+		end := len(d.src)
+		if i+1 < len(d.heads) {
+			end = d.heads[i+1].lineStart
+		}
+		body := strings.TrimSpace(string(d.src[min(h.bodyStart, end):end]))
+		inc.Sections = append(inc.Sections, kb.Section{Kind: h.kind, Heading: h.text, Level: h.level, Text: body})
+		if body == "" && h.kind != KindRootCause {
+			continue
+		}
+		own, _ := headingKind(h.text)
+		switch {
+		case h.kind == KindRootCause && own == KindRootCause:
+			causes = append(causes, body)
+		case h.kind == KindRootCause && len(causes) > 0:
+			causes[len(causes)-1] = joinText(causes[len(causes)-1], subsection(h, body))
+		case h.kind == KindFix && h.options:
+			options = append(options, subsection(h, body))
+		case h.kind == KindFix:
+			fixes = append(fixes, subsection(h, body))
+		case h.kind != "":
+			text[h.kind] = append(text[h.kind], subsection(h, body))
+		}
+	}
+	inc.CauseStatus = kb.CauseKnown
+	if len(causes) > 0 {
+		inc.RootCause = causes[len(causes)-1]
+		inc.Superseded = causes[:len(causes)-1]
+	}
+	if unknownCause(inc.RootCause) {
+		inc.RootCause, inc.CauseStatus = "", kb.CauseUnknown
+	}
+	inc.Fix = strings.Join(fixes, "\n\n")
+	inc.FixOptions = strings.Join(options, "\n\n")
+	if inc.Fix == "" {
+		inc.Fix = inc.FixOptions
+	}
+	set := map[string]*string{
+		KindSummary: &inc.Summary, KindSymptoms: &inc.Symptoms, KindImpact: &inc.Impact,
+		KindWorkaround: &inc.Workaround, KindMonitoring: &inc.Monitoring, KindTimeline: &inc.Timeline,
+		KindLessons: &inc.Lessons, KindPrevention: &inc.Prevention, KindNextSteps: &inc.NextSteps,
+		KindAlternatives: &inc.Alternatives,
+	}
+	for kind, ptr := range set {
+		*ptr = strings.Join(text[kind], "\n\n")
+	}
+	if inc.Superseded == nil {
+		inc.Superseded = []string{}
+	}
+}
+
+// subsection prefixes a section's text with its heading when it is a
+// sub-section, so joined fields stay readable.
+func subsection(h heading, body string) string {
+	if h.level <= 2 || body == "" {
+		return body
+	}
+	return "**" + h.text + "**\n\n" + body
+}
+
+func joinText(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+// writeupID picks the incident id: front matter, else a library id leading
+// the first line (IL-0087), else the file name.
+func writeupID(fmID string, body []byte, name string) (string, error) {
+	if fmID != "" {
+		if !validID(fmID) {
+			return "", fmt.Errorf("front matter id %q: use letters, digits, '.', '_' and '-'", fmID)
+		}
+		return fmID, nil
+	}
+	first := body
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	if m := libraryID.FindSubmatch(bytes.TrimLeft(first, "# ")); m != nil {
+		return string(m[1]), nil
+	}
+	return slug(baseName(name)), nil
+}
+
+var libraryID = regexp.MustCompile(`^([A-Z][A-Z0-9]{0,7}-\d{1,7})\b`)
+
+func validID(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return s[0] != '.' && s[0] != '-'
+}
+
+// slug turns a file name into a valid id.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_')
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := strings.Trim(b.String(), "-.")
+	if out == "" {
+		return "incident"
+	}
+	if len(out) > 200 {
+		out = out[:200]
+	}
+	return out
+}
+
+func linesOf(segs *text.Segments, src []byte) []string {
+	out := make([]string, 0, segs.Len())
+	for i := 0; i < segs.Len(); i++ {
+		s := segs.At(i)
+		out = append(out, strings.TrimRight(string((&s).Value(src)), "\r\n"))
+	}
+	return out
+}
+
+func joinSegments(segs *text.Segments, src []byte) []byte {
+	var b bytes.Buffer
+	for i := 0; i < segs.Len(); i++ {
+		s := segs.At(i)
+		b.Write((&s).Value(src))
+	}
+	return b.Bytes()
+}
+
+// inlineText returns the plain text of an inline container (heading, link).
+func inlineText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch c := c.(type) {
+		case *ast.Text:
+			b.Write(c.Segment.Value(src))
+			if c.SoftLineBreak() || c.HardLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *ast.String:
+			b.Write(c.Value)
+		case *ast.CodeSpan:
+			for g := c.FirstChild(); g != nil; g = g.NextSibling() {
+				if t, ok := g.(*ast.Text); ok {
+					b.Write(t.Segment.Value(src))
+				}
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.String()
+}
+
+func lineStartAt(src []byte, off int) int {
+	off = min(off, len(src))
+	for off > 0 && src[off-1] != '\n' {
+		off--
+	}
+	return off
+}
+
+// lineEndAt returns the offset after the line holding off, skipping a
+// setext underline that follows it.
+func lineEndAt(src []byte, off int) int {
+	off = min(off, len(src))
+	i := bytes.IndexByte(src[off:], '\n')
+	if i < 0 {
+		return len(src)
+	}
+	next := off + i + 1
+	if j := bytes.IndexByte(src[next:], '\n'); j >= 0 {
+		if u := bytes.TrimSpace(src[next : next+j]); len(u) > 0 && (bytes.Trim(u, "=") == nil || len(bytes.Trim(u, "=")) == 0 || len(bytes.Trim(u, "-")) == 0) {
+			return next + j + 1
+		}
+	}
+	return next
+}

@@ -1,0 +1,88 @@
+package kb
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"sort"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// openDB opens the SQLite database at file with WAL, foreign keys and a busy
+// timeout, and applies pending migrations.
+func openDB(ctx context.Context, file string) (*sql.DB, error) {
+	dsn := "file:" + (&url.URL{Path: file}).EscapedPath() +
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=synchronous(normal)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", file, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open database %s: %w", file, err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("migrate database %s: %w", file, err)
+	}
+	return db, nil
+}
+
+// migrations returns the embedded migrations in order.
+func migrations() ([]string, error) {
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// migrate applies the migrations past PRAGMA user_version, each in its own
+// transaction together with the version bump.
+func migrate(ctx context.Context, db *sql.DB) error {
+	names, err := migrations()
+	if err != nil {
+		return err
+	}
+	var version int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > len(names) {
+		return fmt.Errorf("database is at schema version %d, this incidex knows %d: upgrade incidex", version, len(names))
+	}
+	for i := version; i < len(names); i++ {
+		src, err := migrationFS.ReadFile(names[i])
+		if err != nil {
+			return err
+		}
+		if err := applyMigration(ctx, db, i+1, string(src)); err != nil {
+			return fmt.Errorf("%s: %w", path.Base(names[i]), err)
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *sql.DB, version int, src string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, src); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

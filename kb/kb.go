@@ -1,0 +1,192 @@
+package kb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+)
+
+// Options configure Open. The zero value (with Dir set) is valid.
+type Options struct {
+	// Dir is the data directory; it is created when missing.
+	Dir string
+	// Logger receives lifecycle messages; nil discards them.
+	Logger *slog.Logger
+	// WithoutIndex opens SQLite only, for commands that do not search.
+	WithoutIndex bool
+	// IndexOptional opens without the index when another process holds it
+	// (Search then returns ErrIndexLocked; writes are indexed by the holder,
+	// which picks them up from index_pending).
+	IndexOptional bool
+	// LockWait is how long to wait for the index lock. Default 1s.
+	LockWait time.Duration
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+}
+
+// KB is the knowledge base: SQLite first, then the index.
+type KB struct {
+	db     *sql.DB
+	idx    bleve.Index // nil when opened without the index
+	dir    string
+	log    *slog.Logger
+	now    func() time.Time
+	locked bool // the index exists but another process holds it
+}
+
+// File names inside the data directory.
+const (
+	DBFile    = "incidex.db"
+	IndexDir  = "index.bleve"
+	dirPerms  = 0o750
+	lockWaitD = time.Second
+)
+
+// Open opens (creating if needed) the knowledge base in opts.Dir. It replays
+// index writes that a crash interrupted and rebuilds the index when it is
+// missing, from another mapping version, or disagrees with SQLite.
+func Open(ctx context.Context, opts Options) (*KB, error) {
+	if opts.Dir == "" {
+		return nil, &ValidationError{Field: "dir", Msg: "is empty"}
+	}
+	if err := os.MkdirAll(opts.Dir, dirPerms); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	k := &KB{dir: opts.Dir, log: opts.Logger, now: opts.Now}
+	if k.log == nil {
+		k.log = slog.New(slog.DiscardHandler)
+	}
+	k.log = k.log.With("component", "kb")
+	if k.now == nil {
+		k.now = time.Now
+	}
+	db, err := openDB(ctx, filepath.Join(opts.Dir, DBFile))
+	if err != nil {
+		return nil, err
+	}
+	k.db = db
+	if opts.WithoutIndex {
+		return k, nil
+	}
+	wait := opts.LockWait
+	if wait <= 0 {
+		wait = lockWaitD
+	}
+	idx, fresh, err := openIndex(filepath.Join(opts.Dir, IndexDir), wait.String())
+	if errors.Is(err, ErrIndexLocked) && opts.IndexOptional {
+		k.locked = true
+		return k, nil
+	}
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	k.idx = idx
+	if err := k.repairIndex(ctx, fresh); err != nil {
+		_ = k.Close()
+		return nil, err
+	}
+	return k, nil
+}
+
+// Close closes the index and the database.
+func (k *KB) Close() error {
+	var errs []error
+	if k.idx != nil {
+		errs = append(errs, k.idx.Close())
+	}
+	errs = append(errs, k.db.Close())
+	return errors.Join(errs...)
+}
+
+// Dir returns the data directory.
+func (k *KB) Dir() string { return k.dir }
+
+// HasIndex reports whether this process holds the search index.
+func (k *KB) HasIndex() bool { return k.idx != nil }
+
+// IndexLocked reports whether another process holds the search index.
+func (k *KB) IndexLocked() bool { return k.locked }
+
+// DB exposes the database handle to other stores of this package's data
+// (occurrences, patterns) that live in the same file.
+func (k *KB) DB() *sql.DB { return k.db }
+
+// Write stores the writes in one transaction, then indexes what changed.
+func (k *KB) Write(ctx context.Context, ws ...Write) error {
+	touched, err := storeWrites(ctx, k.db, ws, k.now().UTC())
+	if err != nil {
+		return err
+	}
+	return k.indexIDs(ctx, touched)
+}
+
+// Put stores one incident that has no source file (an API upload).
+func (k *KB) Put(ctx context.Context, inc *Incident) error {
+	return k.Write(ctx, Write{Source: Source{Path: inc.Source}, Incidents: []*Incident{inc}, Replace: true})
+}
+
+// Delete removes an incident and its signatures.
+func (k *KB) Delete(ctx context.Context, id string) error {
+	tx, err := k.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := deleteIncident(ctx, tx, id, ""); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("incident %q: %w", id, ErrNotFound)
+		}
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE sources SET incident_ids = trim(replace(char(10) || incident_ids || char(10), char(10) || ? || char(10), char(10)), char(10))", id); err != nil {
+		return err
+	}
+	if err := bumpGeneration(ctx, tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	return k.indexIDs(ctx, []string{id})
+}
+
+// Get returns one incident with its signatures.
+func (k *KB) Get(ctx context.Context, id string) (*Incident, error) {
+	return getIncident(ctx, k.db, id)
+}
+
+// List returns incident summaries, optionally only those with tag.
+func (k *KB) List(ctx context.Context, tag string) ([]Summary, error) {
+	return listSummaries(ctx, k.db, tag)
+}
+
+// Signatures returns every signature, ordered by incident.
+func (k *KB) Signatures(ctx context.Context) ([]Signature, error) {
+	return listSignatures(ctx, k.db, "")
+}
+
+// SourceHash returns the content hash recorded for a source path, or "".
+func (k *KB) SourceHash(ctx context.Context, path string) (string, error) {
+	return sourceHash(ctx, k.db, path)
+}
+
+// Generation changes whenever an incident is written or deleted, by any
+// process: a server polls it to reload its matcher.
+func (k *KB) Generation(ctx context.Context) (int64, error) {
+	return generation(ctx, k.db)
+}
+
+// Count returns the number of incidents.
+func (k *KB) Count(ctx context.Context) (int, error) {
+	var n int
+	err := k.db.QueryRowContext(ctx, "SELECT count(*) FROM incidents").Scan(&n)
+	return n, err
+}

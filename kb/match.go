@@ -1,0 +1,204 @@
+package kb
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/incidex/incidex/patterns"
+)
+
+// Matcher matches log lines against the signatures of the knowledge base.
+// It is a snapshot: build a new one when the knowledge base changes
+// (Generation tells). It is safe for concurrent use.
+type Matcher struct {
+	set       *patterns.Set
+	sigs      []Signature
+	incidents map[string]*IncidentRef
+	gen       int64
+}
+
+// IncidentRef is what a hit says about its incident.
+type IncidentRef struct {
+	ID          string   `json:"id"`
+	Title       string   `json:"title"`
+	Source      string   `json:"source"`
+	RootCause   string   `json:"root_cause"`
+	CauseStatus string   `json:"root_cause_status"`
+	Fix         string   `json:"fix,omitempty"`
+	Runbook     []Step   `json:"runbook"`
+	Overlaps    []string `json:"overlaps,omitempty"`
+	TellApart   string   `json:"tell_apart,omitempty"`
+	Likelihood  string   `json:"likelihood,omitempty"`
+	pins        []string
+}
+
+// Hit is a match of a line to an incident through one of its signatures.
+type Hit struct {
+	Incident  *IncidentRef          `json:"incident"`
+	Signature SignatureRef          `json:"signature"`
+	Score     float64               `json:"score"`
+	Explain   *patterns.Explanation `json:"explain,omitempty"`
+	Captures  map[string]string     `json:"captures"`
+}
+
+// SignatureRef names the signature of a hit.
+type SignatureRef struct {
+	ID       string `json:"id"`
+	Template string `json:"template"`
+	Kind     string `json:"kind"`
+}
+
+// likelihoodBoost orders incidents that explain the same line.
+var likelihoodBoost = map[string]float64{"common": 1, "occasional": 0.97, "rare": 0.94}
+
+// Matcher compiles the knowledge base's signatures. minScore 0 means the default.
+func (k *KB) Matcher(ctx context.Context, minScore float64) (*Matcher, error) {
+	gen, err := k.Generation(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sigs, err := k.Signatures(ctx)
+	if err != nil {
+		return nil, err
+	}
+	incs, err := k.incidentRefs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewMatcher(sigs, incs, gen, minScore)
+}
+
+// NewMatcher builds a matcher from signatures and their incidents.
+func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minScore float64) (*Matcher, error) {
+	defs := make([]patterns.Def, 0, len(sigs))
+	kept := make([]Signature, 0, len(sigs))
+	for _, s := range sigs {
+		inc := incs[s.IncidentID]
+		if inc == nil {
+			continue
+		}
+		boost := likelihoodBoost[inc.Likelihood]
+		defs = append(defs, patterns.Def{ID: s.ID, Group: s.IncidentID, Text: s.Text, Template: s.IsTemplate, Pins: inc.pins, Boost: boost})
+		kept = append(kept, s)
+	}
+	set, err := patterns.Compile(defs, patterns.Options{MinScore: minScore})
+	if err != nil {
+		return nil, fmt.Errorf("compile signatures: %w", err)
+	}
+	return &Matcher{set: set, sigs: kept, incidents: incs, gen: gen}, nil
+}
+
+// Generation is the knowledge-base generation the matcher was built from.
+func (m *Matcher) Generation() int64 { return m.gen }
+
+// Set returns the compiled signature set, for hot paths that match without
+// explanations.
+func (m *Matcher) Set() *patterns.Set { return m.set }
+
+// Signature returns the signature at index i of the set.
+func (m *Matcher) Signature(i int) Signature { return m.sigs[i] }
+
+// Incident returns the incident of a hit by id, or nil.
+func (m *Matcher) Incident(id string) *IncidentRef { return m.incidents[id] }
+
+// Len returns the number of signatures.
+func (m *Matcher) Len() int { return len(m.sigs) }
+
+// MatchOptions tune Match.
+type MatchOptions struct {
+	Mode     patterns.Mode
+	MinScore float64 // 0 → the matcher's threshold
+	Top      int     // 0 → all
+	Explain  bool
+	// Labels fill runbook placeholders beside the line's own captures.
+	Labels map[string]string
+}
+
+// Match returns the incidents that explain line, best first.
+func (m *Matcher) Match(line string, o MatchOptions) []Hit {
+	ms := m.set.MatchMode(line, o.Mode, o.MinScore, nil)
+	if o.Top > 0 && len(ms) > o.Top {
+		ms = ms[:o.Top]
+	}
+	hits := make([]Hit, 0, len(ms))
+	for _, pm := range ms {
+		hits = append(hits, m.Hit(line, pm, o))
+	}
+	return hits
+}
+
+// Hit turns a patterns match into a hit with its incident and captures.
+func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
+	sig := m.sigs[pm.Sig]
+	h := Hit{Incident: m.incidents[sig.IncidentID], Score: round3(pm.Score),
+		Signature: SignatureRef{ID: sig.ID, Template: sig.Template, Kind: sig.Kind}}
+	ex := m.set.Explain(line, pm)
+	h.Captures = ex.Captures
+	if o.Explain {
+		ex.Score = h.Score
+		h.Explain = &ex
+	}
+	return h
+}
+
+// FillRunbook returns the incident's runbook with placeholders filled from
+// the captures and labels.
+func FillRunbook(steps []Step, values ...map[string]string) []Step {
+	merged := map[string]string{}
+	for _, v := range values {
+		for k, x := range v {
+			if _, ok := merged[k]; !ok {
+				merged[k] = x
+			}
+		}
+	}
+	out := make([]Step, len(steps))
+	for i, s := range steps {
+		s.Command = patterns.Fill(s.Command, merged)
+		out[i] = s
+	}
+	return out
+}
+
+func round3(f float64) float64 { return float64(int(f*1000+0.5)) / 1000 }
+
+func (k *KB) incidentRefs(ctx context.Context) (map[string]*IncidentRef, error) {
+	rows, err := k.db.QueryContext(ctx, "SELECT doc FROM incidents")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]*IncidentRef{}
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, err
+		}
+		inc, err := decodeDoc(doc)
+		if err != nil {
+			return nil, err
+		}
+		out[inc.ID] = inc.Ref()
+	}
+	return out, rows.Err()
+}
+
+// Ref returns the part of the incident a hit carries.
+func (inc *Incident) Ref() *IncidentRef {
+	return &IncidentRef{
+		ID: inc.ID, Title: inc.Title, Source: inc.Source, RootCause: inc.RootCause, CauseStatus: inc.CauseStatus,
+		Fix: inc.Fix, Runbook: inc.Runbook, Overlaps: inc.Overlaps, TellApart: inc.TellApart,
+		Likelihood: inc.Likelihood, pins: inc.Pins,
+	}
+}
+
+// SortHits orders hits best first, then by incident id.
+func SortHits(hs []Hit) {
+	sort.SliceStable(hs, func(i, j int) bool {
+		if hs[i].Score != hs[j].Score {
+			return hs[i].Score > hs[j].Score
+		}
+		return hs[i].Incident.ID < hs[j].Incident.ID
+	})
+}

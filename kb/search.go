@@ -1,0 +1,185 @@
+package kb
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search/query"
+)
+
+// SearchRequest is a knowledge-base search.
+type SearchRequest struct {
+	// Query is plain text: words, log fragments, paths, IPs, with optional
+	// tag:X, service:X and org:X filters. With Syntax it is bleve query
+	// string syntax instead (+field:term, "phrases", -exclusions).
+	Query  string
+	Syntax bool
+	// All requires every term of a plain query to occur in the incident.
+	All      bool
+	Tags     []string
+	Services []string
+	// Size is the number of hits to return (default 10, at most 1000); From skips.
+	Size, From int
+}
+
+// SearchResult is one page of hits, best first.
+type SearchResult struct {
+	Total uint64        `json:"total"`
+	Took  time.Duration `json:"took_ns"`
+	Hits  []SearchHit   `json:"hits"`
+}
+
+// SearchHit is an incident that matched a search. Fragments hold the text
+// around matched terms, with MarkStart/MarkEnd around each term; they are
+// plain text and must be escaped before being shown as HTML.
+type SearchHit struct {
+	ID        string              `json:"id"`
+	Title     string              `json:"title"`
+	Date      string              `json:"date,omitempty"`
+	Tags      []string            `json:"tags"`
+	RootCause string              `json:"root_cause"`
+	Score     float64             `json:"score"`
+	Fragments map[string][]string `json:"fragments,omitempty"`
+}
+
+// Search runs a search against the index.
+func (k *KB) Search(ctx context.Context, r SearchRequest) (*SearchResult, error) {
+	if k.idx == nil {
+		return nil, fmt.Errorf("search: %w", ErrIndexLocked)
+	}
+	q, err := buildQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	size := r.Size
+	if size <= 0 {
+		size = 10
+	}
+	if size > 1000 {
+		size = 1000
+	}
+	req := bleve.NewSearchRequestOptions(q, size, max(r.From, 0), false)
+	req.Fields = []string{"title", "date", "tags", "root_cause"}
+	req.Highlight = bleve.NewHighlightWithStyle(markHighlighter)
+	req.Highlight.Fields = []string{"root_cause", "signatures", "symptoms", "body"}
+	res, err := k.idx.SearchInContext(ctx, req)
+	if err != nil {
+		if r.Syntax {
+			return nil, &ValidationError{Field: "q", Msg: "bad query syntax: " + oneLine(err.Error())}
+		}
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	out := &SearchResult{Total: res.Total, Took: res.Took, Hits: make([]SearchHit, 0, len(res.Hits))}
+	for _, h := range res.Hits {
+		out.Hits = append(out.Hits, SearchHit{
+			ID: h.ID, Score: h.Score, Title: str(h.Fields["title"]), Date: str(h.Fields["date"]),
+			Tags: strs(h.Fields["tags"]), RootCause: str(h.Fields["root_cause"]), Fragments: h.Fragments,
+		})
+	}
+	return out, nil
+}
+
+func buildQuery(r SearchRequest) (query.Query, error) {
+	text, tags, services, orgs := splitFilters(r.Query)
+	tags = append(tags, r.Tags...)
+	services = append(services, r.Services...)
+	var must []query.Query
+	switch {
+	case strings.TrimSpace(text) == "" && len(tags)+len(services)+len(orgs) == 0:
+		return nil, &ValidationError{Field: "q", Msg: "query is empty"}
+	case strings.TrimSpace(text) == "":
+		must = append(must, bleve.NewMatchAllQuery())
+	case r.Syntax:
+		qs := bleve.NewQueryStringQuery(text)
+		if _, err := qs.Parse(); err != nil {
+			return nil, &ValidationError{Field: "q", Msg: "bad query syntax: " + oneLine(err.Error())}
+		}
+		must = append(must, qs)
+	case r.All:
+		m := bleve.NewMatchQuery(text)
+		m.SetField("_all")
+		m.SetOperator(query.MatchQueryOperatorAnd)
+		must = append(must, m)
+	default:
+		must = append(must, textQuery(text))
+	}
+	for _, f := range []struct {
+		field  string
+		values []string
+	}{{"tags", tags}, {"services", services}, {"organisation", orgs}} {
+		for _, v := range f.values {
+			tq := bleve.NewTermQuery(v)
+			tq.SetField(f.field)
+			must = append(must, tq)
+		}
+	}
+	if len(must) == 1 {
+		return must[0], nil
+	}
+	return bleve.NewConjunctionQuery(must...), nil
+}
+
+// textQuery matches plain text in every analysed field, with per-field
+// boosts, and ranks exact phrases higher.
+func textQuery(text string) query.Query {
+	var qs []query.Query
+	for _, f := range textFields {
+		m := bleve.NewMatchQuery(text)
+		m.SetField(f.name)
+		m.SetBoost(f.boost)
+		qs = append(qs, m)
+		if f.name == "signatures" || f.name == "body" {
+			p := bleve.NewMatchPhraseQuery(text)
+			p.SetField(f.name)
+			p.SetBoost(f.boost)
+			qs = append(qs, p)
+		}
+	}
+	return bleve.NewDisjunctionQuery(qs...)
+}
+
+// splitFilters takes tag:, service: and org: terms out of a plain query.
+func splitFilters(q string) (text string, tags, services, orgs []string) {
+	var rest []string
+	for _, w := range strings.Fields(q) {
+		switch k, v, ok := strings.Cut(w, ":"); {
+		case ok && v != "" && (k == "tag" || k == "tags"):
+			tags = append(tags, v)
+		case ok && v != "" && (k == "service" || k == "services"):
+			services = append(services, v)
+		case ok && v != "" && (k == "org" || k == "organisation"):
+			orgs = append(orgs, v)
+		default:
+			rest = append(rest, w)
+		}
+	}
+	return strings.Join(rest, " "), tags, services, orgs
+}
+
+func newMatchAllRequest(size int) *bleve.SearchRequest {
+	return bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), size, 0, false)
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func strs(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, x := range t {
+			out = append(out, str(x))
+		}
+		return out
+	}
+	return []string{}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,175 @@
+package patterns
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Pattern is a parsed signature: the tokens of an example line, or of a
+// template written with placeholders.
+type Pattern struct {
+	// Text is the prepared example line, or the template source.
+	Text   string
+	Tokens []PatternToken
+}
+
+// PatternToken is one token of a Pattern.
+type PatternToken struct {
+	// Start and End locate the token in Pattern.Text.
+	Start, End int
+	Kind       Kind
+	// Hash is the hash of the lower-cased text; for a masked example token,
+	// of its example value, so an exact value can score above its mask.
+	Hash uint64
+	// Placeholder is set for tokens written as <ip>, <*>, ...: they have no value.
+	Placeholder bool
+}
+
+// SyntaxError reports a malformed template.
+type SyntaxError struct {
+	Pos int // byte offset in the template
+	Msg string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("template: %s at offset %d", e.Msg, e.Pos) }
+
+// literalAngles are Go's printed forms of empty values, which appear in real
+// errors and are not placeholders.
+var literalAngles = map[string]bool{"nil": true, "none": true, "unknown": true, "invalid": true, "nil>": true}
+
+// Parse parses a template such as "dial tcp <ip>:443: i/o timeout". The
+// placeholders are <*> and the mask names (<ip>, <num>, <hex>, ...).
+func Parse(src string) (*Pattern, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, &SyntaxError{Pos: 0, Msg: "empty template"}
+	}
+	p := &Pattern{Text: src}
+	var buf []Token
+	last := 0
+	for i := 0; i < len(src); i++ {
+		if src[i] != '<' {
+			continue
+		}
+		end := strings.IndexByte(src[i:], '>')
+		if end < 0 {
+			break // a lone '<' is text
+		}
+		name := src[i+1 : i+end]
+		if name == "" || strings.ContainsAny(name, " \t") {
+			continue
+		}
+		var kind Kind
+		switch k, ok := kindByName(strings.ToLower(name)); {
+		case name == "*":
+			kind = KindWildcard
+		case ok:
+			kind = k
+		case literalAngles[strings.ToLower(name)]:
+			continue
+		default:
+			return nil, &SyntaxError{Pos: i, Msg: fmt.Sprintf("unknown placeholder <%s> (known: <*> %s)", name, knownMasks())}
+		}
+		buf = p.addText(src, last, i, buf)
+		p.Tokens = append(p.Tokens, PatternToken{Start: i, End: i + end + 1, Kind: kind, Placeholder: true})
+		last = i + end + 1
+		i = last - 1
+	}
+	p.addText(src, last, len(src), buf)
+	if len(p.Tokens) == 0 {
+		return nil, &SyntaxError{Pos: 0, Msg: "template has no tokens"}
+	}
+	return p, nil
+}
+
+func knownMasks() string {
+	var b strings.Builder
+	for k := KindIPv4; k < KindWildcard; k++ {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k.Mask())
+	}
+	return b.String()
+}
+
+// addText tokenises src[from:to] and appends its tokens.
+func (p *Pattern) addText(src string, from, to int, buf []Token) []Token {
+	if from >= to {
+		return buf
+	}
+	buf = Tokenize(src[from:to], buf[:0])
+	for _, t := range buf {
+		p.Tokens = append(p.Tokens, PatternToken{Start: from + int(t.Start), End: from + int(t.End), Kind: t.Kind, Hash: t.Hash})
+	}
+	return buf
+}
+
+// FromExample makes a pattern from an example log line: the line is prepared
+// (prefixes stripped) and tokenised, and its variable parts become masks
+// that remember their example value. Tokens equal to a pin stay literal.
+func FromExample(line string, pins []string) *Pattern {
+	text := Prepare(line).Text
+	p := &Pattern{Text: text}
+	pinned := make(map[uint64]bool, len(pins))
+	for _, pin := range pins {
+		pinned[hashLower(strings.TrimSpace(pin))] = true
+	}
+	for _, t := range Tokenize(text, nil) {
+		k := t.Kind
+		if pinned[t.Hash] {
+			k = KindWord
+		}
+		p.Tokens = append(p.Tokens, PatternToken{Start: int(t.Start), End: int(t.End), Kind: k, Hash: t.Hash})
+	}
+	return p
+}
+
+// Template renders the pattern with its masked parts replaced by their
+// placeholders: "dial tcp <ip>:443: i/o timeout".
+func (p *Pattern) Template() string {
+	var b strings.Builder
+	last := 0
+	for _, t := range p.Tokens {
+		if t.Kind == KindWord {
+			continue
+		}
+		b.WriteString(p.Text[last:t.Start])
+		b.WriteString(t.Kind.Mask())
+		last = t.End
+	}
+	b.WriteString(p.Text[last:])
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// Literals returns the literal runs of the template, longest first: the text
+// a literal scanner such as grep -F could look for.
+func (p *Pattern) Literals() []string {
+	var out []string
+	runStart, runEnd := -1, -1
+	flush := func() {
+		if runStart >= 0 {
+			out = append(out, strings.TrimSpace(p.Text[runStart:runEnd]))
+		}
+		runStart = -1
+	}
+	for _, t := range p.Tokens {
+		if t.Kind != KindWord {
+			flush()
+			continue
+		}
+		if runStart < 0 {
+			runStart = t.Start
+		}
+		runEnd = t.End
+	}
+	flush()
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && len(out[j]) > len(out[j-1]); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// TokenText returns the text of token i as written.
+func (p *Pattern) TokenText(i int) string { return p.Text[p.Tokens[i].Start:p.Tokens[i].End] }

@@ -1,0 +1,279 @@
+package patterns
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// Def defines one signature to compile into a Set.
+type Def struct {
+	// ID is the signature's stable id.
+	ID string
+	// Group is what a match points at: the incident id.
+	Group string
+	// Text is an example log line, or a template when Template is set.
+	Text string
+	// Template marks Text as a template with placeholders (see Parse).
+	Template bool
+	// Pins are tokens that are never masked.
+	Pins []string
+	// Boost multiplies the score of this signature's matches; 0 means 1.
+	// It orders incidents that explain the same line (likelihood).
+	Boost float64
+}
+
+// Options tune a Set. The zero value gives the defaults.
+type Options struct {
+	// MinScore is the score below which a line does not match. Default 0.5.
+	MinScore float64
+}
+
+// DefaultMinScore separates a match from noise; see MATCHING.md.
+const DefaultMinScore = 0.5
+
+// Mode says which way a line is compared with signatures.
+type Mode uint8
+
+const (
+	// Stream treats the line as a log line that should contain a signature,
+	// possibly with extra words around it.
+	Stream Mode = iota
+	// Query also accepts a line that is a fragment of a signature, as typed
+	// by a person ("subnet.env: no such file").
+	Query
+)
+
+// Match is one signature that explains a line.
+type Match struct {
+	// Sig is the index of the signature in the Set (see Set.Def).
+	Sig int
+	// Score is in 0..1: the share of the signature's weight the line carries
+	// (Stream), or of the line's weight the signature carries (Query
+	// fragments), times the signature's boost.
+	Score float64
+	// Fragment is set when the score came from the fragment direction.
+	Fragment bool
+}
+
+// Set is an immutable, compiled set of signatures. It is safe for
+// concurrent use.
+type Set struct {
+	defs     []Def
+	pats     []compiled
+	postings map[uint64][]posting // anchor token hash → signatures that have it
+	df       map[uint64]int32     // literal hash → number of groups with it
+	groups   int
+	minScore float32
+	scratch  sync.Pool
+}
+
+type posting struct {
+	sig    int32
+	weight float32
+}
+
+// compiled is a signature ready for scoring.
+type compiled struct {
+	pat     *Pattern
+	toks    []sigToken
+	types   []typeInfo
+	total   float32 // Σ type weights
+	free    float32 // Σ weights of types not in the prefilter index
+	boost   float32
+	hasErr  bool
+	literal int // number of literal types
+}
+
+type sigToken struct {
+	kind        Kind
+	hash        uint64
+	typ         int32
+	placeholder bool
+}
+
+type typeInfo struct {
+	weight   float32
+	isErr    bool
+	literal  bool
+	distinct bool // weighty enough to count as evidence on its own
+}
+
+// Weights. Literal words weigh their prior times an IDF over the knowledge
+// base's groups; masks weigh little, IP addresses more because their value
+// can match exactly.
+const (
+	anchorMin       = 0.9 // literal types at or above this weight go into the prefilter index
+	distinctMin     = 1.2 // a match needs at least one matched literal this weighty
+	ipWeight        = 1.2
+	maskCredit      = 0.5 // share of an IP's weight that a different address earns
+	relatedKind     = 0.8 // credit for a related kind (pod name vs instance name)
+	fragmentMinInfo = 2.5 // weight a fragment must carry to stand on its own
+)
+
+func maskWeight(k Kind) float32 {
+	switch k {
+	case KindIPv4, KindIPv6:
+		return ipWeight
+	case KindPort, KindHex, KindUUID, KindPod, KindID:
+		return 0.3
+	case KindNum, KindDuration, KindSize:
+		return 0.2
+	case KindTime:
+		return 0.1
+	}
+	return 0
+}
+
+// Compile builds a Set. A def with an invalid template or without any token
+// fails the whole set, naming the def.
+func Compile(defs []Def, opts Options) (*Set, error) {
+	s := &Set{defs: defs, minScore: float32(opts.MinScore)}
+	if s.minScore <= 0 {
+		s.minScore = DefaultMinScore
+	}
+	pats := make([]*Pattern, len(defs))
+	var errs []error
+	for i, d := range defs {
+		p, err := patternOf(d)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("signature %s: %w", d.ID, err))
+			continue
+		}
+		pats[i] = p
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s.countDF(pats)
+	s.pats = make([]compiled, len(defs))
+	s.postings = make(map[uint64][]posting)
+	for i := range defs {
+		s.pats[i] = s.compile(pats[i], defs[i])
+		for _, t := range s.pats[i].anchors() {
+			s.postings[t.hash] = append(s.postings[t.hash], posting{sig: int32(i), weight: t.weight})
+		}
+	}
+	s.scratch.New = func() any { return new(scratch) }
+	return s, nil
+}
+
+func patternOf(d Def) (*Pattern, error) {
+	if d.Template {
+		return Parse(d.Text)
+	}
+	p := FromExample(d.Text, d.Pins)
+	if len(p.Tokens) == 0 {
+		return nil, &SyntaxError{Msg: "example has no tokens"}
+	}
+	return p, nil
+}
+
+// countDF counts, for each literal, the groups whose signatures contain it.
+func (s *Set) countDF(pats []*Pattern) {
+	s.df = make(map[uint64]int32)
+	seen := make(map[string]map[uint64]bool)
+	for i, p := range pats {
+		g := s.defs[i].Group
+		if seen[g] == nil {
+			seen[g] = make(map[uint64]bool)
+		}
+		for _, t := range p.Tokens {
+			if t.Kind == KindWord && !seen[g][t.Hash] {
+				seen[g][t.Hash] = true
+				s.df[t.Hash]++
+			}
+		}
+	}
+	s.groups = len(seen)
+}
+
+// wordWeight is a literal's weight: its prior times 1 + ln((N+1)/(df+1)).
+func (s *Set) wordWeight(text string, hash uint64) float32 {
+	df := s.df[hash]
+	idf := 1 + math.Log(float64(s.groups+1)/float64(df+1))
+	if idf < 0.5 {
+		idf = 0.5
+	}
+	return wordPrior(text, hash) * float32(idf)
+}
+
+func (s *Set) compile(p *Pattern, d Def) compiled {
+	c := compiled{pat: p, boost: float32(d.Boost)}
+	if c.boost <= 0 {
+		c.boost = 1
+	}
+	typeOf := make(map[[2]uint64]int32)
+	for i, t := range p.Tokens {
+		if t.Kind == KindWildcard {
+			continue
+		}
+		key := [2]uint64{uint64(t.Kind), t.Hash}
+		if t.Placeholder {
+			key[1] = uint64(i) + 1 // each placeholder is its own type
+		}
+		ti, ok := typeOf[key]
+		if !ok {
+			ti = int32(len(c.types))
+			typeOf[key] = ti
+			c.types = append(c.types, s.typeInfoOf(p, i))
+		}
+		c.toks = append(c.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: ti, placeholder: t.Placeholder})
+	}
+	for _, ti := range c.types {
+		c.total += ti.weight
+		c.hasErr = c.hasErr || ti.isErr
+		if ti.literal {
+			c.literal++
+		}
+		if !(ti.literal && ti.weight >= anchorMin) {
+			c.free += ti.weight
+		}
+	}
+	return c
+}
+
+func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
+	t := p.Tokens[i]
+	if t.Kind != KindWord {
+		return typeInfo{weight: maskWeight(t.Kind)}
+	}
+	w := s.wordWeight(p.TokenText(i), t.Hash)
+	return typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: w >= distinctMin}
+}
+
+type anchor struct {
+	hash   uint64
+	weight float32
+}
+
+// anchors are the weighty literal types of a signature: a line that has
+// none of them cannot reach the threshold (see Set.candidates).
+func (c *compiled) anchors() []anchor {
+	var out []anchor
+	done := make(map[int32]bool)
+	for _, t := range c.toks {
+		ti := c.types[t.typ]
+		if t.kind == KindWord && ti.weight >= anchorMin && !done[t.typ] {
+			done[t.typ] = true
+			out = append(out, anchor{hash: t.hash, weight: ti.weight})
+		}
+	}
+	return out
+}
+
+// Len returns the number of signatures.
+func (s *Set) Len() int { return len(s.defs) }
+
+// Def returns the definition of signature i.
+func (s *Set) Def(i int) Def { return s.defs[i] }
+
+// Pattern returns the parsed pattern of signature i.
+func (s *Set) Pattern(i int) *Pattern { return s.pats[i].pat }
+
+// Template returns the template of signature i.
+func (s *Set) Template(i int) string { return s.pats[i].pat.Template() }
+
+// MinScore returns the set's default threshold.
+func (s *Set) MinScore() float64 { return float64(s.minScore) }

@@ -1,0 +1,339 @@
+// Package patterns is incidex's pure matching logic: it tokenises log lines,
+// masks their variable parts, compiles signatures into an immutable Set that
+// goroutines share, scores lines against it and explains every match. It has
+// no I/O and uses only the standard library.
+package patterns
+
+// Kind classifies a token. KindWord is a literal; every other kind is a mask
+// for a variable part of a line.
+type Kind uint8
+
+// Token kinds.
+const (
+	KindWord     Kind = iota // literal text
+	KindIPv4                 // 10.43.0.1
+	KindIPv6                 // fd00::1
+	KindPort                 // a port that is not well known (the ones that are stay literal)
+	KindNum                  // 42, 3.5, 85%
+	KindHex                  // container ids, hashes, 0x7f3a...
+	KindUUID                 // pod UIDs
+	KindTime                 // timestamps, dates and clock times
+	KindDuration             // 1m30s, 250ms
+	KindSize                 // 512Mi, 1.5GB
+	KindPod                  // coredns-5dd5756b68-gt7xt, kube-proxy-7xk2p
+	KindID                   // other instance names: node01, ip-10-0-1-23, valkey-0
+	KindWildcard             // <*> in a template: any run of tokens
+	numKinds
+)
+
+var kindNames = [numKinds]string{"word", "ip", "ipv6", "port", "num", "hex", "uuid", "time", "duration", "size", "pod", "id", "*"}
+
+// String returns the kind's name as used in templates: "ip" for <ip>.
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return "kind?"
+}
+
+// Mask returns the template placeholder of a masked kind, such as "<ip>".
+func (k Kind) Mask() string {
+	if k == KindWord {
+		return ""
+	}
+	return "<" + k.String() + ">"
+}
+
+// kindByName maps placeholder names to kinds (for Parse).
+func kindByName(name string) (Kind, bool) {
+	for k := KindIPv4; k < numKinds; k++ {
+		if kindNames[k] == name {
+			return k, true
+		}
+	}
+	switch name {
+	case "ipv4":
+		return KindIPv4, true
+	case "dur":
+		return KindDuration, true
+	}
+	return 0, false
+}
+
+// Token is one token of a line: a byte range, its kind and the hash of its
+// lower-cased text.
+type Token struct {
+	Start, End int32
+	Hash       uint64
+	Kind       Kind
+}
+
+// Text returns the token's text in line.
+func (t Token) Text(line string) string { return line[t.Start:t.End] }
+
+// separator reports whether b ends a token. Everything else, including all
+// bytes of multi-byte UTF-8 sequences, belongs to tokens.
+var separator = func() (s [256]bool) {
+	for _, c := range " \t\r\n\v\f\"'`()[]{}<>,;=|\\&?!*^$~" {
+		s[c] = true
+	}
+	return s
+}()
+
+// lower maps ASCII upper case to lower case and leaves other bytes alone.
+var lower = func() (l [256]byte) {
+	for i := range l {
+		l[i] = byte(i)
+		if i >= 'A' && i <= 'Z' {
+			l[i] = byte(i) + 'a' - 'A'
+		}
+	}
+	return l
+}()
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// hashLower is FNV-1a over the ASCII-lower-cased bytes of s.
+func hashLower(s string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(lower[s[i]])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// HashWord returns the hash a literal token with this text gets, so callers
+// can look tokens up without tokenising.
+func HashWord(s string) uint64 { return hashLower(s) }
+
+// maxTokens bounds the tokens taken from one line; the rest of a very long
+// line is ignored, which keeps matching time bounded.
+const maxTokens = 512
+
+// Tokenize appends the tokens of line to dst and returns it. It does not
+// allocate when dst has room.
+func Tokenize(line string, dst []Token) []Token {
+	n := len(line)
+	for i := 0; i < n && len(dst) < maxTokens; {
+		c := line[i]
+		if separator[c] {
+			// Escaped control characters inside JSON-escaped text (\n, \t)
+			// separate tokens; skip the letter so it does not glue onto the next word.
+			if c == '\\' && i+1 < n && (line[i+1] == 'n' || line[i+1] == 't' || line[i+1] == 'r') {
+				i += 2
+				continue
+			}
+			i++
+			continue
+		}
+		j := i + 1
+		for j < n && !separator[line[j]] {
+			j++
+		}
+		dst = piece(line, i, j, dst)
+		i = j
+	}
+	return dst
+}
+
+// trimPiece drops punctuation that surrounds a word but is not part of it:
+// "error:", "directory.", "(add):", "--flag".
+func trimPiece(line string, i, j int) (int, int) {
+	for i < j {
+		switch line[i] {
+		case '.', ':', '-', '#', '+', '@', '/', '%', '_':
+			i++
+			continue
+		}
+		break
+	}
+	for j > i {
+		switch line[j-1] {
+		case '.', ':', '-', '/', '#', '@':
+			j--
+			continue
+		}
+		break
+	}
+	return i, j
+}
+
+// piece classifies line[i:j], a run of non-separator bytes, splitting it
+// into sub-tokens where it is a composite (paths, URLs, key:value).
+func piece(line string, i, j int, dst []Token) []Token {
+	// ":53" after "->" or a placeholder: a bare port.
+	if line[i] == ':' {
+		e := j
+		for e > i+1 && (line[e-1] == ':' || line[e-1] == '.') {
+			e--
+		}
+		if e-i > 1 && e-i <= 6 && allDigits(line[i+1:e]) {
+			return portToken(line, i+1, e, dst)
+		}
+	}
+	i, j = trimPiece(line, i, j)
+	if i >= j {
+		return dst
+	}
+	s := line[i:j]
+	// Whole-piece classes that contain ':' or '/'.
+	if k, ok := classifyColon(s); ok {
+		return append(dst, Token{Start: int32(i), End: int32(j), Kind: k, Hash: hashLower(s)})
+	}
+	if hp := hostPort(s); hp > 0 {
+		dst = piece(line, i, i+hp, dst)
+		return portToken(line, i+hp+1, j, dst)
+	}
+	if sp := splitPoint(s); sp >= 0 {
+		dst = piece(line, i, i+sp, dst)
+		if len(dst) >= maxTokens {
+			return dst
+		}
+		// host:port/path (the authority of a URL): the port is a port.
+		if s[sp] == ':' {
+			if r := digitsAt(s, sp+1) - sp - 1; r > 0 && r <= 5 && (sp+1+r == len(s) || s[sp+1+r] == '/') && hostLike(s[:sp]) {
+				dst = portToken(line, i+sp+1, i+sp+1+r, dst)
+				if sp+1+r == len(s) {
+					return dst
+				}
+				return piece(line, i+sp+2+r, j, dst)
+			}
+		}
+		return piece(line, i+sp+1, j, dst)
+	}
+	return append(dst, Token{Start: int32(i), End: int32(j), Kind: classify(s), Hash: hashLower(s)})
+}
+
+// splitPoint returns the index of the first '/' or ':' at which s is split
+// into parts, or -1. "i/o" and "TCP/UDP"-like short pairs stay whole.
+func splitPoint(s string) int {
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		if c != '/' && c != ':' {
+			continue
+		}
+		if c == '/' && shortSlash(s, k) {
+			continue
+		}
+		return k
+	}
+	return -1
+}
+
+// shortSlash reports whether the '/' at k joins two short letter runs, as in
+// "i/o" or "r/w", which are words of their own.
+func shortSlash(s string, k int) bool {
+	a := k
+	for a > 0 && isLetter(s[a-1]) {
+		a--
+	}
+	b := k + 1
+	for b < len(s) && isLetter(s[b]) {
+		b++
+	}
+	left, right := k-a, b-k-1
+	return left >= 1 && left <= 1 && right >= 1 && right <= 1 && a == 0 && b == len(s)
+}
+
+// hostPort returns the index of the ':' in "host:port" forms whose host is an
+// IPv4 address or a host name and whose port is numeric, or 0.
+func hostPort(s string) int {
+	c := lastIndexByte(s, ':')
+	if c <= 0 || c == len(s)-1 || !allDigits(s[c+1:]) || len(s)-c-1 > 5 {
+		return 0
+	}
+	if !hostLike(s[:c]) {
+		return 0
+	}
+	return c
+}
+
+// hostLike reports whether s can be a host name or an IPv4 address.
+func hostLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	for k := 0; k < len(s); k++ {
+		b := s[k]
+		if !(isLetter(b) || isDigit(b) || b == '.' || b == '-' || b == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// wellKnownPorts stay literal after host:, because they carry meaning
+// (":443" is the API server through its service VIP, ":53" is DNS).
+var wellKnownPorts = map[string]bool{
+	"22": true, "25": true, "53": true, "80": true, "111": true, "179": true, "443": true,
+	"853": true, "2379": true, "2380": true, "3306": true, "4240": true, "4789": true,
+	"5432": true, "5473": true, "6379": true, "6443": true, "8080": true, "8443": true,
+	"8472": true, "9090": true, "9093": true, "9099": true, "9100": true, "9443": true,
+	"10250": true, "10255": true, "10256": true, "10257": true, "10259": true,
+	"11211": true, "27017": true, "9092": true, "2181": true, "5000": true, "5672": true,
+}
+
+// IsWellKnownPort reports whether a port number stays literal in templates.
+func IsWellKnownPort(p string) bool { return wellKnownPorts[p] }
+
+func portToken(line string, i, j int, dst []Token) []Token {
+	s := line[i:j]
+	k := KindPort
+	if wellKnownPorts[s] {
+		k = KindWord
+	}
+	return append(dst, Token{Start: int32(i), End: int32(j), Kind: k, Hash: hashLower(s)})
+}
+
+// classifyColon recognises whole pieces that contain ':' and must not be
+// split there: clock times, RFC 3339 timestamps and IPv6 addresses.
+func classifyColon(s string) (Kind, bool) {
+	if indexByte(s, ':') < 0 {
+		return 0, false
+	}
+	if isClock(s) || isTimestamp(s) {
+		return KindTime, true
+	}
+	if isIPv6(s) {
+		return KindIPv6, true
+	}
+	return 0, false
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIndexByte(s string, c byte) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func isLetter(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
+func isDigit(b byte) bool  { return b >= '0' && b <= '9' }
+func isHex(b byte) bool    { return isDigit(b) || (b|0x20 >= 'a' && b|0x20 <= 'f') }
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}

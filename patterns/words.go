@@ -1,0 +1,133 @@
+package patterns
+
+// Word lists that shape token weights before the knowledge base's own
+// statistics (IDF) refine them. They are a prior on how much a word says
+// about a failure in any log, so a knowledge base of two write-ups already
+// weighs "the" below "subnet.env".
+
+// stopWords say nothing on their own.
+var stopWords = hashSet(
+	"a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "and", "or",
+	"is", "are", "was", "were", "be", "been", "being", "this", "that", "it", "its", "as", "into",
+	"than", "then", "there", "these", "those", "will", "would", "should", "can", "has", "have",
+	"had", "do", "does", "did", "but", "if", "so", "we", "you", "your", "our", "my", "i", "he",
+	"she", "they", "them", "their", "which", "who", "what", "when", "where", "while", "how",
+	"all", "any", "some", "more", "most", "other", "such", "only", "also", "just", "about",
+	"over", "after", "before", "during", "up", "out", "off", "again", "here", "t", "s", "d",
+)
+
+// commonWords occur in healthy and failing logs alike.
+var commonWords = hashSet(
+	"error", "errors", "err", "failed", "fail", "failure", "unable", "could", "cannot", "not",
+	"no", "warning", "warn", "info", "debug", "msg", "message", "level", "time", "ts", "caller",
+	"retrying", "retry", "get", "set", "using", "request", "response", "status", "code", "desc",
+	"rpc", "unknown", "reason", "details", "context", "pod", "pods", "node", "nodes", "container",
+	"containers", "service", "namespace", "name", "type", "kind", "object", "resource", "default",
+	"true", "false", "nil", "null", "none", "value", "key", "id", "uid", "file", "directory",
+	"path", "line", "see", "check", "please", "attempt", "attempting", "trying", "try", "http",
+	"https", "tcp", "udp", "go", "v1", "v2", "api", "apis", "kubelet", "kubernetes", "k8s", "io",
+	"log", "logs", "event", "events", "start", "started", "starting", "stop", "create", "created",
+	"creating", "update", "updated", "delete", "deleted", "add", "run", "running", "sync",
+	"syncing", "skipping", "will", "new", "old", "current", "config", "data", "local", "system",
+	"version", "server", "client", "user", "host", "port", "address", "network", "volume",
+	"image", "images", "job", "task", "process", "main", "handler", "controller", "manager",
+	"operation", "func", "function", "call", "calling", "result", "results", "returned",
+	"returns", "return", "occurred", "happened", "e", "w", "f", "ok", "done", "completed",
+)
+
+// errorWords are evidence of a failure. A signature that has some must have
+// at least one of them matched: a line that names the same file but reports
+// success ("Wrote subnet file to /run/flannel/subnet.env") is not the failure.
+var errorWords = hashSet(
+	"error", "errors", "err", "fail", "failed", "failure", "failing", "fails", "refused",
+	"timeout", "timeouts", "timed", "deadline", "exceeded", "denied", "unauthorized",
+	"forbidden", "invalid", "unable", "cannot", "couldn", "can't", "panic", "panicked", "fatal",
+	"killed", "kill", "oom", "oomkilled", "oom-kill", "oom_kill", "backoff", "back-off",
+	"crashloopbackoff", "unhealthy", "evicted", "eviction", "expired", "unreachable", "reset",
+	"broken", "corrupt", "corrupted", "missing", "exhausted", "insufficient", "conflict",
+	"rejected", "abort", "aborted", "mismatch", "untolerated", "unavailable", "lost", "dropped",
+	"warning", "toomanyrequests", "notfound", "not", "no", "errimagepull", "imagepullbackoff",
+	"detected", "loop", "unexpected", "exit", "exited", "terminated", "crash", "crashed",
+	"segfault", "violation", "throttled", "throttling", "overloaded", "degraded", "stuck",
+	"hung", "blocked", "limit", "full", "quota", "space", "too", "many", "wrong", "bad",
+	"mismatched", "unsupported", "unknown", "disconnected", "closed", "broken", "unready",
+	"notready", "nodenotready", "failedscheduling", "failedmount", "failedattachvolume",
+	"failedcreatepodsandbox", "failedkillpod", "failedsync", "unschedulable", "alarm", "nospace",
+	"unmet", "misconfigured", "malformed", "undefined", "unrecognized", "illegal", "stale",
+	"erro", "eror", "crit", "critical", "emerg", "alert", "warn",
+)
+
+func hashSet(words ...string) map[uint64]bool {
+	m := make(map[uint64]bool, len(words))
+	for _, w := range words {
+		m[hashLower(w)] = true
+	}
+	return m
+}
+
+// wordPrior is the weight factor a literal word starts with.
+func wordPrior(text string, hash uint64) float32 {
+	switch {
+	case len(text) == 1:
+		return 0.1
+	case stopWords[hash]:
+		return 0.15
+	case commonWords[hash]:
+		return 0.4
+	case specific(text):
+		return 1.5
+	}
+	return 1
+}
+
+// specific reports words whose shape makes them distinctive: file names and
+// domains (subnet.env, crd.projectcalico.org), identifiers in CamelCase
+// (FailedCreatePodSandBox, ClusterInformation), snake_case, long words.
+func specific(s string) bool {
+	if len(s) >= 14 {
+		return true
+	}
+	humps, dots := 0, 0
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' && s[i-1] >= 'a' && s[i-1] <= 'z' {
+			humps++
+		}
+		if (c == '.' || c == '_') && i < len(s)-1 {
+			dots++
+		}
+	}
+	return humps >= 1 || (dots >= 1 && len(s) >= 5)
+}
+
+// weakErrorWords count as failure evidence for the match gate but not on
+// their own for IsFailure: "not" and "no" need a word after them.
+var weakErrorWords = hashSet(
+	"not", "no", "too", "many", "full", "space", "limit", "loop", "unknown", "closed",
+	"detected", "exit", "exited", "terminated", "quota", "wrong", "bad", "stale", "alert",
+	"kill", "reset", "lost", "dropped", "blocked", "conflict", "crit", "critical",
+)
+
+// IsFailure reports whether a line carries evidence of a failure: a warning
+// or error level in its prefix or record, a Warning event, an error word
+// ("failed", "refused", "timeout", ...), or "not"/"no" before a word ("not
+// ready", "no such file").
+func IsFailure(line string) bool {
+	p := Prepare(line)
+	if p.Level >= LevelWarn {
+		return true
+	}
+	toks := Tokenize(p.Text, nil)
+	for i, t := range toks {
+		if t.Kind != KindWord || !errorWords[t.Hash] {
+			continue
+		}
+		if !weakErrorWords[t.Hash] {
+			return true
+		}
+		if (t.Hash == hashLower("not") || t.Hash == hashLower("no")) && i+1 < len(toks) {
+			return true
+		}
+	}
+	return false
+}
