@@ -18,41 +18,41 @@ const (
 
 // Incident is one incident write-up, parsed.
 type Incident struct {
-	ID           string    `json:"id"`
-	Title        string    `json:"title"`
-	Source       string    `json:"source"`
-	Format       string    `json:"format"` // "markdown" or "library"
-	Organisation string    `json:"organisation,omitempty"`
-	Date         string    `json:"date,omitempty"` // YYYY-MM-DD
-	Tags         []string  `json:"tags"`
-	Services     []string  `json:"services"`
-	Severity     string    `json:"severity,omitempty"`
-	Likelihood   string    `json:"likelihood,omitempty"` // common, occasional, rare
-	Summary      string    `json:"summary,omitempty"`
-	Symptoms     string    `json:"symptoms,omitempty"`
-	Impact       string    `json:"impact,omitempty"`
-	RootCause    string    `json:"root_cause,omitempty"`
-	CauseStatus  string    `json:"root_cause_status"` // CauseKnown or CauseUnknown
-	Superseded   []string  `json:"superseded_root_causes"`
-	Fix          string    `json:"fix,omitempty"`
-	FixOptions   string    `json:"fix_options,omitempty"`
-	Workaround   string    `json:"workaround,omitempty"`
-	Monitoring   string    `json:"monitoring,omitempty"`
-	Timeline     string    `json:"timeline,omitempty"`
-	Lessons      string    `json:"lessons,omitempty"`
-	Prevention   string    `json:"prevention,omitempty"`
-	NextSteps    string    `json:"next_steps,omitempty"`
-	Alternatives string    `json:"alternatives,omitempty"`
-	Runbook      []Step    `json:"runbook"`
-	References   []Ref     `json:"references"`
-	Logs         []Block   `json:"logs"`
-	Sections     []Section `json:"sections"`
-	Overlaps     []string  `json:"overlaps"`
-	TellApart    string    `json:"tell_apart,omitempty"`
-	Causes       []string  `json:"causes"`
-	Pins         []string  `json:"pins"`
-	Examples     []string  `json:"examples"`
-	Counter      []string  `json:"counterexamples"`
+	ID           string      `json:"id"`
+	Title        string      `json:"title"`
+	Source       string      `json:"source"`
+	Format       string      `json:"format"` // "markdown" or "library"
+	Organisation string      `json:"organisation,omitempty"`
+	Date         string      `json:"date,omitempty"` // YYYY-MM-DD
+	Tags         []string    `json:"tags"`
+	Services     []string    `json:"services"`
+	Severity     string      `json:"severity,omitempty"`
+	Likelihood   string      `json:"likelihood,omitempty"` // common, occasional, rare
+	Summary      string      `json:"summary,omitempty"`
+	Symptoms     string      `json:"symptoms,omitempty"`
+	Impact       string      `json:"impact,omitempty"`
+	RootCause    string      `json:"root_cause,omitempty"`
+	CauseStatus  string      `json:"root_cause_status"` // CauseKnown or CauseUnknown
+	Superseded   []string    `json:"superseded_root_causes"`
+	Fix          string      `json:"fix,omitempty"`
+	FixOptions   string      `json:"fix_options,omitempty"`
+	Workaround   string      `json:"workaround,omitempty"`
+	Monitoring   string      `json:"monitoring,omitempty"`
+	Timeline     string      `json:"timeline,omitempty"`
+	Lessons      string      `json:"lessons,omitempty"`
+	Prevention   string      `json:"prevention,omitempty"`
+	NextSteps    string      `json:"next_steps,omitempty"`
+	Alternatives string      `json:"alternatives,omitempty"`
+	Runbook      []Step      `json:"runbook"`
+	References   []Ref       `json:"references"`
+	Logs         []Block     `json:"logs"`
+	Sections     []Section   `json:"sections"`
+	Overlaps     []string    `json:"overlaps"`
+	TellApart    string      `json:"tell_apart,omitempty"`
+	Causes       []string    `json:"causes"`
+	Pins         []string    `json:"pins"`
+	Examples     []string    `json:"examples"`
+	Counter      []string    `json:"counterexamples"`
 	Signatures   []Signature `json:"signatures"`
 	// Body is the original text of the write-up (or of its library entry).
 	Body string `json:"body"`

@@ -4,11 +4,11 @@ import "sort"
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
-	toks    []Token
-	acc     []float32
-	touched []int32
-	dp      []float32
-	credit  []float32
+	toks     []Token
+	acc      []float32
+	touched  []int32
+	dp       []float32
+	credit   []float32
 	lw       []float32 // weights of the line's tokens
 	lineW    float32   // their sum; -1 until computed
 	lineFree float32   // the part of it outside the prefilter index
@@ -264,6 +264,7 @@ func lineTotals(toks []Token, lw []float32) (total, free float32) {
 	}
 	return total, free
 }
+
 // lineWeights weighs the tokens of a line the way signature tokens are weighed.
 func (s *Set) lineWeights(text string, toks []Token, dst []float32) []float32 {
 	for _, t := range toks {
