@@ -160,7 +160,7 @@ func (d *mdDoc) addCode(lang string, lines []string) {
 	switch class {
 	case ClassLog:
 		for _, e := range logEntries(lines) {
-			d.addCandidate(e, sec.kind, 3)
+			d.addCandidate(e, sec.kind, 2)
 		}
 	case ClassCommands:
 		steps, output := commandsOf(lines)
@@ -168,7 +168,7 @@ func (d *mdDoc) addCode(lang string, lines []string) {
 			d.steps = append(d.steps, kb.Step{Section: sec.kind, Heading: sec.text, Comment: s.comment, Command: s.command})
 		}
 		for _, e := range logEntries(output) {
-			d.addCandidate(e, sec.kind, 3)
+			d.addCandidate(e, sec.kind, 2)
 		}
 	}
 }

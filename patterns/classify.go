@@ -1,43 +1,49 @@
 package patterns
 
+// pieceStats are counts taken in the tokenizer's pass over a piece.
+type pieceStats struct {
+	digits, letters, run, maxRun int
+}
+
 // classify returns the kind of a piece that has no ':' or '/' left in it.
 func classify(s string) Kind {
-	if len(s) == 0 {
-		return KindWord
-	}
-	digits, letters, maxRun, run := 0, 0, 0, 0
+	var st pieceStats
 	for i := 0; i < len(s); i++ {
 		b := s[i]
 		switch {
 		case isDigit(b):
-			digits++
-			run++
-			if run > maxRun {
-				maxRun = run
+			st.digits++
+			st.run++
+			if st.run > st.maxRun {
+				st.maxRun = st.run
 			}
-		default:
-			run = 0
-			if isLetter(b) {
-				letters++
-			}
+			continue
+		case isLetter(b):
+			st.letters++
 		}
+		st.run = 0
 	}
-	if digits == 0 {
+	return classifyWith(s, hashLower(s), st)
+}
+
+// classifyWith classifies a piece whose hash and counts are known.
+func classifyWith(s string, hash uint64, st pieceStats) Kind {
+	if st.digits == 0 || len(s) == 0 || (st.letters > 0 && lexicon[hash]) {
 		return KindWord
 	}
-	if k, ok := classifyNumeric(s, letters); ok {
+	if k, ok := classifyNumeric(s, st.letters); ok {
 		return k
 	}
 	if isUUID(s) {
 		return KindUUID
 	}
-	if isHexID(s, digits) {
+	if isHexID(s, st.digits) {
 		return KindHex
 	}
 	if isPodName(s) {
 		return KindPod
 	}
-	if isInstanceName(s, digits, maxRun) {
+	if isInstanceName(s, st.digits, st.maxRun) {
 		return KindID
 	}
 	return KindWord
@@ -373,7 +379,7 @@ var lexiconWords = map[string]bool{
 // isInstanceName: names that carry an instance number and vary between
 // machines and runs: node01, ip-10-0-1-23, valkey-0, worker-3, ens192.
 func isInstanceName(s string, digits, maxRun int) bool {
-	if lexicon[hashLower(s)] || isAPIVersion(s) {
+	if isAPIVersion(s) {
 		return false
 	}
 	if d := lastIndexByte(s, '-'); d > 0 && d < len(s)-1 && allDigits(s[d+1:]) && isLetter(s[0]) {

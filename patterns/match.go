@@ -9,9 +9,9 @@ type scratch struct {
 	touched  []int32
 	dp       []float32
 	credit   []float32
-	lw       []float32 // weights of the line's tokens
-	lineW    float32   // their sum; -1 until computed
-	lineFree float32   // the part of it outside the prefilter index
+	known []Token   // the line's tokens that some signature could match
+	lw    []float32 // their weights
+	lineW float32   // the weight of the whole line
 }
 
 func (s *Set) getScratch() *scratch {
@@ -48,39 +48,65 @@ func (s *Set) MatchMode(line string, mode Mode, minScore float64, dst []Match) [
 	return dst
 }
 
-// candidates scores the signatures that share weighty tokens with the line
-// and could reach min: the upper bound counts every token of a signature
-// that is not in the index as matched.
+// candidates scores the signatures that could reach min. One pass over the
+// line's tokens weighs them and adds each anchor's weight to the signatures
+// that have it. A signature is then scored only if one of two upper bounds
+// reaches min: the stream bound (its anchors the line has, plus all its
+// other weight) or the fragment bound (the line's weight that the
+// signature could cover: the anchors they share plus the line's masks and
+// minor words; words no signature has can never be covered).
 func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst []Match) []Match {
 	sc.touched = sc.touched[:0]
+	sc.lw = sc.lw[:0]
+	sc.known = sc.known[:0]
+	var lineW, lineFree, unknown float32
+	lineErr := false
 	for _, t := range sc.toks {
-		ps, ok := s.postings[t.Hash]
-		if !ok {
-			continue
-		}
-		for _, p := range ps {
-			if sc.acc[p.sig] == 0 {
-				sc.touched = append(sc.touched, p.sig)
+		var w float32
+		switch e, ok := s.vocab[t.Hash]; {
+		case t.Kind != KindWord:
+			w = maskWeight(t.Kind)
+			lineFree += w
+		case !ok:
+			w = s.unknownWeight(text, t)
+			unknown += w
+			lineW += w
+			continue // no signature has it: it takes no part in any alignment
+		default:
+			w = e.weight
+			lineErr = lineErr || e.isErr
+			if !e.anchor {
+				lineFree += w
+				break
 			}
-			sc.acc[p.sig] += p.weight
+			for _, p := range e.postings {
+				if sc.acc[p.sig] == 0 {
+					sc.touched = append(sc.touched, p.sig)
+				}
+				sc.acc[p.sig] += p.weight
+			}
 		}
+		sc.known = append(sc.known, t)
+		sc.lw = append(sc.lw, w)
+		lineW += w
 	}
-	sc.lw, sc.lineW = sc.lw[:0], -1
+	sc.lineW = lineW
+	fragMin := float32(streamFragMinInfo)
+	if mode == Query {
+		fragMin = 0
+	}
+	fragPossible := lineW > 0 && (lineW-unknown)/lineW*fragmentCap >= min && lineW-unknown >= fragMin
 	for _, i := range sc.touched {
 		c := &s.pats[i]
-		upper := (sc.acc[i] + c.free) / c.total * c.boost
-		if upper < min && mode == Stream {
-			// The line may still be a weighty part of the signature.
-			if sc.lineW < 0 {
-				sc.lw = s.lineWeights(text, sc.toks, sc.lw[:0])
-				sc.lineW, sc.lineFree = lineTotals(sc.toks, sc.lw)
-			}
-			if sc.acc[i] < streamFragMinInfo-sc.lineFree || (sc.acc[i]+sc.lineFree)/sc.lineW*fragmentCap*c.boost < min {
-				sc.acc[i] = 0
-				continue
-			}
-		}
+		acc := sc.acc[i]
 		sc.acc[i] = 0
+		upper := (acc + c.free) / c.total
+		if fragPossible && acc+lineFree >= fragMin {
+			upper = max(upper, (acc+lineFree)/lineW*fragmentCap)
+		}
+		if upper*c.boost < min || (c.hasErr && !lineErr) {
+			continue
+		}
 		stream, frag := s.score(c, text, sc, mode)
 		m := Match{Sig: int(i), Score: float64(stream * c.boost)}
 		if f := frag * c.boost; f > stream*c.boost {
@@ -94,6 +120,11 @@ func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst [
 		}
 	}
 	return dst
+}
+
+// unknownWeight weighs a word that no signature has.
+func (s *Set) unknownWeight(text string, t Token) float32 {
+	return wordPrior(t.Text(text), t.Hash) * s.idfMax
 }
 
 // bestPerGroup keeps the best match of each group in dst[start:].
@@ -155,7 +186,7 @@ func credit(st sigToken, t Token) float32 {
 // signature's type weight matched) and, when frag is set, the fragment score
 // (share of the line's own weight matched).
 func (s *Set) score(c *compiled, text string, sc *scratch, mode Mode) (float32, float32) {
-	toks := sc.toks
+	toks := sc.known
 	n, m := len(c.toks), len(toks)
 	if n == 0 || m == 0 {
 		return 0, 0
@@ -193,10 +224,6 @@ func (s *Set) score(c *compiled, text string, sc *scratch, mode Mode) (float32, 
 	cr := sc.credit[:len(c.types)]
 	for k := range cr {
 		cr[k] = 0
-	}
-	if sc.lineW < 0 {
-		sc.lw = s.lineWeights(text, toks, sc.lw[:0])
-		sc.lineW, sc.lineFree = lineTotals(toks, sc.lw)
 	}
 	var lineCovered float32
 	for i, j := n, m; i > 0 && j > 0; {
@@ -253,26 +280,17 @@ const fragmentCap = 0.95
 // event) matches when it says a lot, not when it is "connection refused".
 const streamFragMinInfo = 5.0
 
-// lineTotals returns the weight of a line and the part of it that the
-// prefilter index cannot see (words below anchorMin and masks).
-func lineTotals(toks []Token, lw []float32) (total, free float32) {
-	for j, v := range lw {
-		total += v
-		if toks[j].Kind != KindWord || v < anchorMin {
-			free += v
-		}
-	}
-	return total, free
-}
-
-// lineWeights weighs the tokens of a line the way signature tokens are weighed.
+// lineWeights weighs the tokens of a line the way candidates does.
 func (s *Set) lineWeights(text string, toks []Token, dst []float32) []float32 {
 	for _, t := range toks {
-		if t.Kind == KindWord {
-			dst = append(dst, s.wordWeight(t.Text(text), t.Hash))
-			continue
+		switch e, ok := s.vocab[t.Hash]; {
+		case t.Kind != KindWord:
+			dst = append(dst, maskWeight(t.Kind))
+		case ok:
+			dst = append(dst, e.weight)
+		default:
+			dst = append(dst, s.unknownWeight(text, t))
 		}
-		dst = append(dst, maskWeight(t.Kind))
 	}
 	return dst
 }

@@ -62,11 +62,21 @@ type Match struct {
 type Set struct {
 	defs     []Def
 	pats     []compiled
-	postings map[uint64][]posting // anchor token hash → signatures that have it
-	df       map[uint64]int32     // literal hash → number of groups with it
+	vocab    map[uint64]*vocabEntry // every literal word of every signature
+	df       map[uint64]int32       // literal hash → number of groups with it
 	groups   int
+	idfMax   float32 // the IDF of a word no signature has
 	minScore float32
 	scratch  sync.Pool
+}
+
+// vocabEntry is a literal word of the signatures: its weight and, when it
+// is an anchor, the signatures that have it.
+type vocabEntry struct {
+	weight   float32
+	anchor   bool
+	isErr    bool // an error word (see errorWords)
+	postings []posting
 }
 
 type posting struct {
@@ -105,7 +115,6 @@ type typeInfo struct {
 // can match exactly.
 const (
 	anchorMin       = 0.9 // literal types at or above this weight go into the prefilter index
-	distinctMin     = 1.2 // a match needs at least one matched literal this weighty
 	ipWeight        = 1.2
 	maskCredit      = 0.5 // share of an IP's weight that a different address earns
 	relatedKind     = 0.8 // credit for a related kind (pod name vs instance name)
@@ -147,12 +156,23 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		return nil, err
 	}
 	s.countDF(pats)
+	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
 	s.pats = make([]compiled, len(defs))
-	s.postings = make(map[uint64][]posting)
+	s.vocab = make(map[uint64]*vocabEntry)
 	for i := range defs {
-		s.pats[i] = s.compile(pats[i], defs[i])
-		for _, t := range s.pats[i].anchors() {
-			s.postings[t.hash] = append(s.postings[t.hash], posting{sig: int32(i), weight: t.weight})
+		c := s.compile(pats[i], defs[i])
+		s.pats[i] = c
+		for k, t := range c.toks {
+			ti := c.types[t.typ]
+			if t.kind != KindWord || s.vocab[t.hash] != nil {
+				continue
+			}
+			s.vocab[t.hash] = &vocabEntry{weight: ti.weight, anchor: ti.weight >= anchorMin, isErr: ti.isErr}
+			_ = k
+		}
+		for _, t := range c.anchors() {
+			e := s.vocab[t.hash]
+			e.postings = append(e.postings, posting{sig: int32(i), weight: t.weight})
 		}
 	}
 	s.scratch.New = func() any { return new(scratch) }
@@ -239,8 +259,9 @@ func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
 	if t.Kind != KindWord {
 		return typeInfo{weight: maskWeight(t.Kind)}
 	}
-	w := s.wordWeight(p.TokenText(i), t.Hash)
-	return typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: w >= distinctMin}
+	text := p.TokenText(i)
+	w := s.wordWeight(text, t.Hash)
+	return typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: wordPrior(text, t.Hash) >= 1}
 }
 
 type anchor struct {
@@ -277,3 +298,58 @@ func (s *Set) Template(i int) string { return s.pats[i].pat.Template() }
 
 // MinScore returns the set's default threshold.
 func (s *Set) MinScore() float64 { return float64(s.minScore) }
+
+// Info describes how specific a compiled signature is.
+type Info struct {
+	// Anchors is the number of distinct literal words in the prefilter
+	// index; a signature without any can never match.
+	Anchors int
+	// Distinct is the number of literal words weighty enough to be evidence.
+	Distinct int
+	// DistinctWeight is the weight of those words.
+	DistinctWeight float64
+	// VagueShare is the share of the signature's weight in masks and
+	// common words.
+	VagueShare float64
+	// Generic is set when the signature says too little to be trusted.
+	Generic bool
+}
+
+// Info returns how specific signature i is.
+func (s *Set) Info(i int) Info {
+	c := &s.pats[i]
+	var info Info
+	var vague float32
+	for k, ti := range c.types {
+		if ti.literal && ti.weight >= anchorMin {
+			info.Anchors++
+		}
+		if ti.distinct {
+			info.Distinct++
+			info.DistinctWeight += float64(ti.weight)
+		}
+		if !ti.literal || s.priorOf(c, k) < 1 {
+			vague += ti.weight
+		}
+	}
+	if c.total > 0 {
+		info.VagueShare = float64(vague / c.total)
+	}
+	info.Generic = info.DistinctWeight < MinDistinctWeight || info.VagueShare > 0.8
+	return info
+}
+
+// MinDistinctWeight is the least weight of distinctive words a signature
+// needs not to be too generic: one rare word ("OOMKilled") or a few
+// ordinary ones.
+const MinDistinctWeight = 2.5
+
+// priorOf returns the word prior of type k of signature c.
+func (s *Set) priorOf(c *compiled, k int) float32 {
+	for i, t := range c.toks {
+		if int(t.typ) == k && t.kind == KindWord {
+			return wordPrior(s.sigTokenText(c, i), t.hash)
+		}
+	}
+	return 0
+}

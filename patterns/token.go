@@ -180,6 +180,32 @@ func piece(line string, i, j int, dst []Token) []Token {
 		return dst
 	}
 	s := line[i:j]
+	// One pass for the common case: a piece without ':' or '/'.
+	h := uint64(fnvOffset)
+	var st pieceStats
+	composite := false
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		h ^= uint64(lower[c])
+		h *= fnvPrime
+		switch {
+		case c >= '0' && c <= '9':
+			st.digits++
+			st.run++
+			if st.run > st.maxRun {
+				st.maxRun = st.run
+			}
+			continue
+		case c == ':' || c == '/':
+			composite = true
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			st.letters++
+		}
+		st.run = 0
+	}
+	if !composite {
+		return append(dst, Token{Start: int32(i), End: int32(j), Kind: classifyWith(s, h, st), Hash: h})
+	}
 	// Whole-piece classes that contain ':' or '/'.
 	if k, ok := classifyColon(s); ok {
 		return append(dst, Token{Start: int32(i), End: int32(j), Kind: k, Hash: hashLower(s)})

@@ -54,7 +54,11 @@ var errorWords = hashSet(
 	"notready", "nodenotready", "failedscheduling", "failedmount", "failedattachvolume",
 	"failedcreatepodsandbox", "failedkillpod", "failedsync", "unschedulable", "alarm", "nospace",
 	"unmet", "misconfigured", "malformed", "undefined", "unrecognized", "illegal", "stale",
-	"erro", "eror", "crit", "critical", "emerg", "alert", "warn",
+	"erro", "eror", "crit", "critical", "emerg", "alert", "warn", "low", "exceeds", "pressure",
+	"starved", "unresponsive", "oom-killer", "oom_reaper", "evicting", "evict", "disrupted",
+	"slow", "overflow", "leak", "leaked", "deadlock", "unmounted", "orphaned", "rejecting",
+	"denying", "refusing", "unknownauthority", "nxdomain", "servfail", "outofmemory",
+	"outofcpu", "insufficientmemory", "nodeaffinity", "preempted", "backofflimitexceeded",
 )
 
 func hashSet(words ...string) map[uint64]bool {
@@ -105,7 +109,8 @@ func specific(s string) bool {
 var weakErrorWords = hashSet(
 	"not", "no", "too", "many", "full", "space", "limit", "loop", "unknown", "closed",
 	"detected", "exit", "exited", "terminated", "quota", "wrong", "bad", "stale", "alert",
-	"kill", "reset", "lost", "dropped", "blocked", "conflict", "crit", "critical",
+	"kill", "reset", "lost", "dropped", "blocked", "conflict", "crit", "critical", "low",
+	"slow", "pressure", "evict",
 )
 
 // IsFailure reports whether a line carries evidence of a failure: a warning

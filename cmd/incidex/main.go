@@ -65,6 +65,7 @@ func commands() []command {
 		{"search", "full-text search of the knowledge base", runSearch},
 		{"show", "show one incident", runShow},
 		{"list", "list incidents", runList},
+		{"check", "check that every incident's examples match it and nothing else", runCheck},
 		{"reindex", "rebuild the search index from the database", runReindex},
 		{"config", "print the effective configuration", runConfig},
 		{"version", "print the version", runVersion},
@@ -143,15 +144,34 @@ func newFlags(e *env, name, args string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags and turns a bad flag into a usage error.
+// parse parses flags anywhere among the arguments (incidex search
+// subnet.env --json works), up to a "--" after which everything is an
+// argument, and turns a bad flag into a usage error. fs.Args() holds the
+// arguments afterwards.
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			args, rest = args[:i], args[i+1:]
+			break
 		}
-		return &exitErr{code: exitUsage, err: err}
 	}
-	return nil
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return &exitErr{code: exitUsage, err: err}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return fs.Parse(append([]string{"--"}, append(pos, rest...)...))
 }
 
 func usageErr(format string, a ...any) error {

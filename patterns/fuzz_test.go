@@ -1,0 +1,96 @@
+package patterns
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var fuzzSeeds = []string{
+	`E0412 03:12:45.120931    2211 log.go:32] "RunPodSandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"4f1c0a9be3d2\": plugin type=\"flannel\" failed (add): loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory"`,
+	`{"log":"dial tcp 10.43.0.1:443: i/o timeout\n","stream":"stderr"}`,
+	`Apr 12 03:12:45 worker-2 kubelet[2211]: W0412 03:12:45.1 2211 a.go:1] x`,
+	`time="2024-04-12T03:12:45Z" level=error msg="x" error="y"`,
+	`[fd00::1]:6443 ::1 fe80::1%eth0 1m30s 512Mi x4 2024-04-12T03:12:45.1+02:00`,
+	`dial tcp <ip>:443: <*> <nil>`,
+	"\x00\xff\xfe<\"'\\",
+	"",
+}
+
+// FuzzTokenize: no panic, tokens inside the line and in order.
+func FuzzTokenize(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		p := Prepare(line)
+		toks := Tokenize(p.Text, nil)
+		last := int32(0)
+		for _, tk := range toks {
+			if tk.Start < last || tk.End <= tk.Start || int(tk.End) > len(p.Text) {
+				t.Fatalf("token %+v out of order or bounds in %q", tk, p.Text)
+			}
+			last = tk.End
+		}
+		_ = IsFailure(line)
+		_ = Captures(p.Text, toks)
+	})
+}
+
+// FuzzParse: a template parses to a pattern xor an error.
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		p, err := Parse(src)
+		if (p == nil) == (err == nil) {
+			t.Fatalf("Parse(%q) = %v, %v: want a pattern xor an error", src, p, err)
+		}
+		if p != nil {
+			_ = p.Template()
+			_ = p.Literals()
+		}
+	})
+}
+
+// FuzzMatch: matching and explaining any line against a compiled set
+// neither panics nor scores outside 0..1.
+func FuzzMatch(f *testing.F) {
+	s, err := Compile(fixtureDefs, Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range fuzzSeeds {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		for _, mode := range []Mode{Stream, Query} {
+			for _, m := range s.MatchMode(line, mode, 0.01, nil) {
+				if m.Score < 0 || m.Score > 1 {
+					t.Fatalf("score %v out of 0..1 for %q", m.Score, line)
+				}
+				_ = s.Explain(line, m)
+			}
+		}
+	})
+}
+
+// TestMatchLongLineBoundedTime: a 1 MB line costs bounded time, because only
+// its first maxTokens tokens are looked at.
+func TestMatchLongLineBoundedTime(t *testing.T) {
+	s, err := Compile(fixtureDefs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Repeat("open /run/flannel/subnet.env: no such file or directory 10.43.0.1:443 ", 1<<20/70)
+	start := time.Now()
+	for _, mode := range []Mode{Stream, Query} {
+		for _, m := range s.MatchMode(line, mode, 0, nil) {
+			_ = s.Explain(line, m)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("matching a 1 MB line took %v, want well under 5s", d)
+	}
+}

@@ -1,0 +1,128 @@
+package patterns
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+)
+
+func readLines(tb testing.TB, path string) []string {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+// benchDefs builds n signatures from the variant corpus: the real lines
+// first, then variants of them with some words replaced, the way a large
+// knowledge base holds many similar signatures.
+func benchDefs(tb testing.TB, n int) []Def {
+	var base []string
+	for _, l := range readLines(tb, "../testdata/corpus/variants.tsv") {
+		if _, line, ok := strings.Cut(l, "\t"); ok {
+			base = append(base, line)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	defs := make([]Def, 0, n)
+	for i := 0; i < n; i++ {
+		text := base[i%len(base)]
+		if i >= len(base) {
+			words := strings.Fields(text)
+			for k := 0; k < 3; k++ {
+				j := r.IntN(len(words))
+				words[j] = fmt.Sprintf("component%dx%d", i, k)
+			}
+			text = strings.Join(words, " ")
+		}
+		defs = append(defs, Def{ID: fmt.Sprintf("s%d", i), Group: fmt.Sprintf("inc-%d", i/3), Text: text})
+	}
+	return defs
+}
+
+func benchSet(b *testing.B, n int) *Set {
+	s, err := Compile(benchDefs(b, n), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+func corpusBytes(lines []string) int64 {
+	var n int64
+	for _, l := range lines {
+		n += int64(len(l)) + 1
+	}
+	return n
+}
+
+// BenchmarkMatchNoMatch: healthy-cluster lines against 1,000 signatures,
+// the common case of a live stream. One op is one line.
+func BenchmarkMatchNoMatch(b *testing.B) {
+	s := benchSet(b, 1000)
+	lines := readLines(b, "../testdata/corpus/healthy.log")
+	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
+	b.ReportAllocs()
+	dst := make([]Match, 0, 8)
+	i := 0
+	for b.Loop() {
+		dst = s.Match(lines[i%len(lines)], dst[:0])
+		i++
+	}
+}
+
+// BenchmarkMatchMatching: known-error lines against 1,000 signatures.
+func BenchmarkMatchMatching(b *testing.B) {
+	s := benchSet(b, 1000)
+	var lines []string
+	for _, l := range readLines(b, "../testdata/corpus/variants.tsv") {
+		if _, line, ok := strings.Cut(l, "\t"); ok {
+			lines = append(lines, line)
+		}
+	}
+	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
+	b.ReportAllocs()
+	dst := make([]Match, 0, 8)
+	i := 0
+	for b.Loop() {
+		dst = s.Match(lines[i%len(lines)], dst[:0])
+		i++
+	}
+}
+
+// BenchmarkTokenize: the tokenizer alone over healthy lines.
+func BenchmarkTokenize(b *testing.B) {
+	lines := readLines(b, "../testdata/corpus/healthy.log")
+	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
+	b.ReportAllocs()
+	buf := make([]Token, 0, maxTokens)
+	i := 0
+	for b.Loop() {
+		p := Prepare(lines[i%len(lines)])
+		buf = Tokenize(p.Text, buf[:0])
+		i++
+	}
+}
+
+// BenchmarkCompile10k: compiling 10,000 signatures.
+func BenchmarkCompile10k(b *testing.B) {
+	defs := benchDefs(b, 10000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compile(defs, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package patterns
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+)
+
+// fixtureDefs are signatures as incidex extracts them from write-ups in the
+// two seed formats: a wrapped kubectl describe event and a quoted log line.
+var fixtureDefs = []Def{
+	{ID: "flannel-event", Group: "flannel", Text: `Warning  FailedCreatePodSandBox  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox: plugin type="flannel" failed (add): failed to load flannel 'subnet.env' file: open /run/flannel/subnet.env: no such file or directory. Check the flannel pod log for this node.`},
+	{ID: "flannel-notready", Group: "flannel", Text: `Warning  NodeNotReady            Node is not ready`},
+	{ID: "calico-quote", Group: "IL-0087", Text: `Final result of CNI DEL was an error. error=error getting ClusterInformation: Get "https://10.43.0.1:443/apis/crd.projectcalico.org/v1/clusterinformations/default": dial tcp 10.43.0.1:443: i/o timeout`},
+	{ID: "redis-refused", Group: "redis", Text: `Error: dial tcp 10.0.4.17:6379: connect: connection refused (redis: can't reach master)`},
+}
+
+func fixtureSet(t testing.TB) *Set {
+	t.Helper()
+	s, err := Compile(fixtureDefs, Options{})
+	if err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	return s
+}
+
+func best(s *Set, line string, mode Mode) (string, float64) {
+	ms := s.MatchMode(line, mode, 0, nil)
+	if len(ms) == 0 {
+		return "", 0
+	}
+	return s.Def(ms[0].Sig).Group, ms[0].Score
+}
+
+func TestMatchFindsIncident(t *testing.T) {
+	s := fixtureSet(t)
+	tests := []struct {
+		name, line, want string
+		mode             Mode
+	}{
+		{"typed fragment", "subnet.env: no such file", "flannel", Query},
+		{"typed exact-IP line", "dial tcp 10.43.0.1:443: i/o timeout", "IL-0087", Query},
+		{"kubelet klog line, other sandbox id and pod", `E0412 03:12:45.120931    2211 log.go:32] "RunPodSandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"4f1c0a9be3d2c7a8b1e0f9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8\": plugin type=\"flannel\" failed (add): loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory" pod="towerops/valkey-0"`, "flannel", Stream},
+		{"wording drift", "loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory", "flannel", Stream},
+		{"flannel plugin's own wording", "failed to load flannel 'subnet.env' file: open /run/flannel/subnet.env: no such file or directory", "flannel", Stream},
+		{"calico form, other VIP", `error getting ClusterInformation: Get "https://10.96.0.1:443/apis/crd.projectcalico.org/v1/clusterinformations/default": dial tcp 10.96.0.1:443: i/o timeout`, "IL-0087", Stream},
+		{"JSON-wrapped with escaped quotes", `{"log":"2024-04-12 03:12:45.120 [ERROR][41] plugin.go 580: Final result of CNI DEL was an error. error=error getting ClusterInformation: Get \"https://10.43.0.1:443/apis/crd.projectcalico.org/v1/clusterinformations/default\": dial tcp 10.43.0.1:443: i/o timeout\n","stream":"stderr"}`, "IL-0087", Stream},
+		{"event as exporters send it", "Warning NodeNotReady Node is not ready", "flannel", Stream},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, score := best(s, tt.line, tt.mode)
+			if got != tt.want {
+				t.Errorf("Match(%q) = %q (%.2f), want %q", tt.line, got, score, tt.want)
+			}
+		})
+	}
+}
+
+func TestMatchRejectsNormalLines(t *testing.T) {
+	s := fixtureSet(t)
+	for _, line := range []string{
+		"Wrote subnet file to /run/flannel/subnet.env",
+		`I0412 03:12:45.120931    2211 server.go:1] "Started kubelet"`,
+		`10.0.0.1 - - [12/Apr/2024:03:12:45 +0000] "GET /healthz HTTP/1.1" 200 2 "-" "kube-probe/1.28"`,
+		"Normal  Scheduled  Successfully assigned default/web-5d4f8b7c9-x2x7k to worker-2",
+		"",
+	} {
+		for _, mode := range []Mode{Stream, Query} {
+			if got, score := best(s, line, mode); got != "" {
+				t.Errorf("Match(%q, mode %d) = %q (%.2f), want no match", line, mode, got, score)
+			}
+		}
+	}
+	// A generic phrase in a stream is not enough to name an incident.
+	if got, score := best(s, "connection refused", Stream); got != "" {
+		t.Errorf("Match(connection refused, Stream) = %q (%.2f), want no match", got, score)
+	}
+}
+
+func TestMatchExactValueScoresAboveMask(t *testing.T) {
+	s := fixtureSet(t)
+	exact := `error getting ClusterInformation: Get "https://10.43.0.1:443/apis/crd.projectcalico.org/v1/clusterinformations/default": dial tcp 10.43.0.1:443: i/o timeout`
+	other := strings.ReplaceAll(exact, "10.43.0.1", "10.96.0.1")
+	_, se := best(s, exact, Stream)
+	_, so := best(s, other, Stream)
+	if !(se > so && so > 0) {
+		t.Errorf("score(exact IP) = %.3f, score(other IP) = %.3f: want exact > other > 0", se, so)
+	}
+}
+
+func TestMatchBoostOrdersOverlappingGroups(t *testing.T) {
+	line := "open /run/flannel/subnet.env: no such file or directory"
+	defs := []Def{
+		{ID: "a", Group: "race", Text: line, Boost: 0.97},
+		{ID: "b", Group: "missing", Text: line},
+	}
+	s, err := Compile(defs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := s.Match(line, nil)
+	if len(ms) != 2 || s.Def(ms[0].Sig).Group != "missing" || ms[1].Score >= ms[0].Score {
+		t.Errorf("Match = %+v, want missing first and race second with a lower score", ms)
+	}
+}
+
+func TestMatchOnePerGroup(t *testing.T) {
+	s, err := Compile([]Def{
+		{ID: "a", Group: "g", Text: "dial tcp 10.0.0.1:6379: connect: connection refused"},
+		{ID: "b", Group: "g", Text: "redis: dial tcp 10.0.0.1:6379: connect: connection refused"},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := s.Match("redis: dial tcp 10.0.0.9:6379: connect: connection refused", nil); len(ms) != 1 || ms[0].Sig != 1 {
+		t.Errorf("Match = %+v, want one match, from the closer signature b", ms)
+	}
+}
+
+func TestMatchHealthyCorpusHasNoMatch(t *testing.T) {
+	s := fixtureSet(t)
+	f, err := os.Open("../testdata/corpus/healthy.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		if ms := s.Match(sc.Text(), nil); len(ms) > 0 {
+			t.Errorf("healthy line %d matched %s (%.2f): %s", n, s.Def(ms[0].Sig).ID, ms[0].Score, sc.Text())
+		}
+	}
+	if n < 500 {
+		t.Fatalf("healthy corpus has %d lines, want at least 500", n)
+	}
+}
+
+func TestMatchNonMatchingLineDoesNotAllocate(t *testing.T) {
+	s := fixtureSet(t)
+	line := `Apr 12 03:06:19 cp-1 kubelet[2426]: I0412 03:06:19.642957    2426 pod_startup_latency_tracker.go:102] "Observed pod startup duration" pod="monitoring/grafana-t74md6g9j-rhpwk" podStartSLOduration=6.495149991`
+	dst := make([]Match, 0, 8)
+	s.Match(line, dst) // warm the pool
+	if n := testing.AllocsPerRun(200, func() { dst = s.Match(line, dst[:0]) }); n != 0 {
+		t.Errorf("Match of a non-matching line allocated %.1f times, want 0", n)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	s := fixtureSet(t)
+	line := `error getting ClusterInformation: Get "https://10.96.0.1:443/apis/crd.projectcalico.org/v1/clusterinformations/default": dial tcp 10.96.0.1:443: i/o timeout`
+	ms := s.Match(line, nil)
+	if len(ms) == 0 {
+		t.Fatal("no match")
+	}
+	ex := s.Explain(line, ms[0])
+	status := map[string]Status{}
+	for _, tk := range ex.Tokens {
+		status[tk.Text] = tk.Status
+	}
+	if status["ClusterInformation"] != Literal || status["10.96.0.1"] != Masked || status["timeout"] != Literal {
+		t.Errorf("Explain statuses = %v, want ClusterInformation literal, 10.96.0.1 masked, timeout literal", status)
+	}
+	if !strings.Contains(strings.Join(ex.Missing, " "), "Final") || !strings.Contains(strings.Join(ex.Missing, " "), "DEL") {
+		t.Errorf("Explain missing = %v, want the signature's words the line lacks (Final, DEL)", ex.Missing)
+	}
+	if ex.Captures["ip"] != "10.96.0.1" || ex.Captures["port"] != "443" {
+		t.Errorf("Explain captures = %v, want ip 10.96.0.1 and port 443", ex.Captures)
+	}
+}
+
+func TestCapturesKeyValues(t *testing.T) {
+	text := `"Error syncing pod" err="x" pod="towerops/valkey-0" podUID="2c1d1a3e-4b5f-4c6d-8e7f-9a0b1c2d3e4f" node="worker-7" open /run/flannel/subnet.env: no such file`
+	c := Captures(text, Tokenize(text, nil))
+	want := map[string]string{"namespace": "towerops", "pod": "valkey-0", "pod_uid": "2c1d1a3e-4b5f-4c6d-8e7f-9a0b1c2d3e4f", "node": "worker-7", "path": "/run/flannel/subnet.env"}
+	for k, v := range want {
+		if c[k] != v {
+			t.Errorf("Captures[%q] = %q, want %q (all: %v)", k, c[k], v, c)
+		}
+	}
+}
+
+func TestFill(t *testing.T) {
+	got := Fill("talosctl -n <node-ip> get machineconfig; kubectl -n <namespace> describe pod <pod> <unknown>", map[string]string{"node_ip": "10.0.0.7", "namespace": "billing", "pod": "rabbitmq-0"})
+	want := "talosctl -n 10.0.0.7 get machineconfig; kubectl -n billing describe pod rabbitmq-0 <unknown>"
+	if got != want {
+		t.Errorf("Fill = %q, want %q", got, want)
+	}
+}
+
+func TestParse(t *testing.T) {
+	p, err := Parse("dial tcp <ip>:443: i/o timeout after <duration> <*>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Template(), "dial tcp <ip>:443: i/o timeout after <duration> <*>"; got != want {
+		t.Errorf("Template() = %q, want %q", got, want)
+	}
+	_, err = Parse("connect to <ipp> refused")
+	se, ok := err.(*SyntaxError)
+	if !ok || se.Pos != 11 || !strings.Contains(se.Msg, "<ipp>") {
+		t.Errorf("Parse(<ipp>) error = %v, want a SyntaxError at offset 11 naming <ipp>", err)
+	}
+	if _, err := Parse("err: <nil> and <none>"); err != nil {
+		t.Errorf("Parse(<nil>) = %v, want <nil> and <none> taken as text", err)
+	}
+	if _, err := Parse("   "); err == nil {
+		t.Errorf("Parse(blank) = nil error, want one")
+	}
+}
+
+func TestFromExampleTemplateAndPins(t *testing.T) {
+	p := FromExample(`E0412 03:12:45.120931 1 a.go:1] dial tcp 10.43.0.1:443: i/o timeout for sandbox "4f1c0a9be3d2c7a8"`, nil)
+	if got, want := p.Template(), `dial tcp <ip>:443: i/o timeout for sandbox "<hex>"`; got != want {
+		t.Errorf("Template() = %q, want %q", got, want)
+	}
+	p = FromExample("dial tcp 10.43.0.1:443: i/o timeout", []string{"10.43.0.1"})
+	if got, want := p.Template(), "dial tcp 10.43.0.1:443: i/o timeout"; got != want {
+		t.Errorf("pinned Template() = %q, want %q", got, want)
+	}
+}
+
+func TestCompileReportsBadTemplate(t *testing.T) {
+	_, err := Compile([]Def{{ID: "bad", Text: "x <nope> y", Template: true}}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "signature bad") {
+		t.Errorf("Compile(bad template) = %v, want an error naming the signature", err)
+	}
+}

@@ -1,0 +1,46 @@
+package patterns
+
+import "testing"
+
+func TestPrepare(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		level          Level
+	}{
+		{"klog", `E0412 03:12:45.120931    2211 pod_workers.go:1301] "Error syncing pod" err="x"`, `"Error syncing pod" err="x"`, LevelError},
+		{"journald around klog", `Apr 12 03:12:45 worker-2 kubelet[2211]: W0412 03:12:45.120931 2211 kubelet.go:1] "slow"`, `"slow"`, LevelWarn},
+		{"journald iso", `2024-04-12T03:12:45+0000 worker-2 containerd[880]: failed to reserve sandbox name`, `failed to reserve sandbox name`, LevelUnknown},
+		{"logrus", `time="2024-04-12T03:12:45.120931Z" level=error msg="Failed to destroy network" error="boom"`, `msg="Failed to destroy network" error="boom"`, LevelError},
+		{"cri file", `2024-04-12T03:12:45.120931Z stderr F panic: assignment to entry in nil map`, `panic: assignment to entry in nil map`, LevelUnknown},
+		{"calico", `2024-04-12 03:12:45.120 [ERROR][41] plugin.go 580: Final result of CNI ADD was an error.`, `plugin.go 580: Final result of CNI ADD was an error.`, LevelError},
+		{"docker json", `{"log":"E0412 03:12:45.120931 1 main.go:1] \"dial tcp 10.0.0.1:443: i/o timeout\"\n","stream":"stderr","time":"2024-04-12T03:12:45Z"}`, `"dial tcp 10.0.0.1:443: i/o timeout"`, LevelError},
+		{"app json with error field", `{"level":"error","msg":"cannot connect","error":"dial tcp 10.0.0.5:6379: connect: connection refused"}`, `cannot connect: dial tcp 10.0.0.5:6379: connect: connection refused`, LevelError},
+		{"plain", `dial tcp 10.43.0.1:443: i/o timeout`, `dial tcp 10.43.0.1:443: i/o timeout`, LevelUnknown},
+		{"short", `x`, `x`, LevelUnknown},
+		{"broken json stays", `{"log": "unterminated`, `{"log": "unterminated`, LevelUnknown},
+		{"trailing newline", "connection refused\r\n", "connection refused", LevelUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Prepare(tt.in)
+			if p.Text != tt.want || p.Level != tt.level {
+				t.Errorf("Prepare(%q) = %q level %v, want %q level %v", tt.in, p.Text, p.Level, tt.want, tt.level)
+			}
+		})
+	}
+}
+
+func TestIsFailure(t *testing.T) {
+	f := func(in string, want bool) {
+		t.Helper()
+		if got := IsFailure(in); got != want {
+			t.Errorf("IsFailure(%q) = %v, want %v", in, got, want)
+		}
+	}
+	f("Warning  NodeNotReady  Node is not ready", true)
+	f("open /run/flannel/subnet.env: no such file or directory", true)
+	f("E0412 03:12:45.120931 1 a.go:1] something odd", true)
+	f("Wrote subnet file to /run/flannel/subnet.env", false)
+	f("Normal  Scheduled  Successfully assigned default/x to node-1", false)
+	f("valkey-0  1/1  Running  24 (3m36s ago)  28h", false)
+}
