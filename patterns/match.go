@@ -4,14 +4,14 @@ import "sort"
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
-	toks     []Token
-	acc      []float32
-	touched  []int32
-	dp       []float32
-	credit   []float32
-	known []Token   // the line's tokens that some signature could match
-	lw    []float32 // their weights
-	lineW float32   // the weight of the whole line
+	toks    []Token
+	acc     []float32
+	touched []int32
+	dp      []float32
+	credit  []float32
+	known   []Token   // the line's tokens that some signature could match
+	lw      []float32 // their weights
+	lineW   float32   // the weight of the whole line
 }
 
 func (s *Set) getScratch() *scratch {
