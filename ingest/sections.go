@@ -30,7 +30,7 @@ var headingRules = []struct {
 	kind    string
 	phrases []string
 }{
-	{KindNextSteps, []string{"next step", "action item", "follow-up", "follow up", "followup", "todo", "to do"}},
+	{KindNextSteps, []string{"next step", "next steps", "action items", "action item", "follow-up", "follow up", "followup", "todo", "to do"}},
 	{KindRootCause, []string{"root cause", "rca", "cause", "causes", "why", "why it happened", "contributing factor"}},
 	{KindWorkaround, []string{"workaround", "work around", "mitigation", "mitigate", "temporary fix", "stopgap"}},
 	{KindFix, []string{"fix", "fixes", "fixed", "resolution", "resolve", "resolved", "solution", "solutions", "remediation", "what fixed it", "repair", "recovery"}},

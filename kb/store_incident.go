@@ -57,6 +57,9 @@ func storeWrite(ctx context.Context, tx *sql.Tx, w Write, now time.Time) ([]stri
 	var touched []string
 	keep := make(map[string]bool, len(w.Incidents))
 	for _, inc := range w.Incidents {
+		if w.Source.Path != "" {
+			inc.Source = w.Source.Path
+		}
 		if err := inc.Validate(); err != nil {
 			return nil, fmt.Errorf("incident %q from %s: %w", inc.ID, w.Source.Path, err)
 		}

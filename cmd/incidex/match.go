@@ -291,6 +291,9 @@ func emitStreamLine(e *env, f matchFlags, no int, line string, hits []kb.Hit, su
 		return nil
 	}
 	for i, h := range hits {
+		if i > 0 {
+			break // the summary counts each line once, for its best incident
+		}
 		s := sum[h.Incident.ID]
 		firstTime := s == nil
 		if firstTime {
@@ -299,7 +302,7 @@ func emitStreamLine(e *env, f matchFlags, no int, line string, hits []kb.Hit, su
 		}
 		s.count++
 		s.last = no
-		if f.quiet || i > 0 {
+		if f.quiet {
 			continue
 		}
 		fmt.Fprintf(e.stdout, "%d: %s (%.2f)  %s\n", no, h.Incident.ID, h.Score, clip(stripControls2(strings.TrimSpace(line)), 120))
