@@ -14,8 +14,10 @@ import (
 
 // Names registered with bleve.
 const (
-	logTokenizerName = "incidex_log"
-	logAnalyzerName  = "incidex_log"
+	logTokenizerName   = "incidex_log"
+	logAnalyzerName    = "incidex_log"
+	queryTokenizerName = "incidex_query"
+	queryAnalyzerName  = "incidex_query"
 	markHighlighter  = "incidex_mark"
 )
 
@@ -34,6 +36,11 @@ func init() {
 	}); err != nil {
 		panic("BUG: register tokenizer: " + err.Error())
 	}
+	if err := registry.RegisterTokenizer(queryTokenizerName, func(map[string]any, *registry.Cache) (analysis.Tokenizer, error) {
+		return logTokenizer{whole: true}, nil
+	}); err != nil {
+		panic("BUG: register tokenizer: " + err.Error())
+	}
 	if err := registry.RegisterHighlighter(markHighlighter, func(map[string]any, *registry.Cache) (highlight.Highlighter, error) {
 		return simplehl.NewHighlighter(simplefrag.NewFragmenter(160), markFormat{}, " … "), nil
 	}); err != nil {
@@ -47,9 +54,13 @@ func init() {
 // and URL segments, host and port, dotted parts, CamelCase words. So
 // "subnet.env", "10.43.0.1", "clusterinformation" and "cluster information"
 // all find the text they came from.
-type logTokenizer struct{}
+//
+// Queries use it with whole set: every piece the index has is whole or a
+// part, so a query term needs no parts of its own, and leaving them out
+// keeps "FailedCreatePodSandBox" from also searching for "pod".
+type logTokenizer struct{ whole bool }
 
-func (logTokenizer) Tokenize(input []byte) analysis.TokenStream {
+func (lt logTokenizer) Tokenize(input []byte) analysis.TokenStream {
 	var out analysis.TokenStream
 	pos := 0
 	for i := 0; i < len(input); {
@@ -69,7 +80,11 @@ func (logTokenizer) Tokenize(input []byte) analysis.TokenStream {
 		s, e := trimEdges(input, i, j)
 		if s < e {
 			pos++
-			out = emitParts(out, input, s, e, pos)
+			if lt.whole {
+				out = append(out, &analysis.Token{Start: s, End: e, Term: input[s:e:e], Position: pos, Type: analysis.AlphaNumeric})
+			} else {
+				out = emitParts(out, input, s, e, pos)
+			}
 		}
 		i = j
 	}
@@ -103,7 +118,7 @@ func emitParts(out analysis.TokenStream, b []byte, s, e, pos int) analysis.Token
 		if s >= e {
 			return
 		}
-		out = append(out, &analysis.Token{Start: s, End: e, Term: append([]byte(nil), b[s:e]...), Position: pos, Type: analysis.AlphaNumeric})
+		out = append(out, &analysis.Token{Start: s, End: e, Term: b[s:e:e], Position: pos, Type: analysis.AlphaNumeric})
 	}
 	add(s, e)
 	// Split on '/' and ':' (paths, URLs, host:port, key:value), then on '.',

@@ -9,6 +9,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -16,17 +17,15 @@ import (
 
 // indexVersion changes whenever the mapping does; an index built with
 // another version is rebuilt at Open.
-const indexVersion = "3"
+const indexVersion = "5"
 
 // document is what the index holds for an incident. Every field is derived
-// from the incident in SQLite.
+// from the incident in SQLite. Body holds the whole write-up; title, root
+// cause and signatures are indexed again on their own so they can be boosted.
 type document struct {
 	ID         string   `json:"id"`
 	Title      string   `json:"title"`
 	RootCause  string   `json:"root_cause"`
-	Summary    string   `json:"summary"`
-	Symptoms   string   `json:"symptoms"`
-	Fix        string   `json:"fix"`
 	Signatures string   `json:"signatures"`
 	Body       string   `json:"body"`
 	Tags       []string `json:"tags"`
@@ -35,13 +34,14 @@ type document struct {
 	Date       string   `json:"date"`
 }
 
-// textFields are the analysed fields with their query boosts.
+// textFields are the analysed fields with their query boosts; highlighted
+// ones keep term vectors.
 var textFields = []struct {
-	name  string
-	boost float64
+	name      string
+	boost     float64
+	highlight bool
 }{
-	{"title", 4}, {"root_cause", 2.5}, {"signatures", 2}, {"symptoms", 1.5},
-	{"summary", 1.2}, {"fix", 1}, {"body", 1}, {"id", 3},
+	{"title", 4, false}, {"root_cause", 2.5, true}, {"signatures", 2, true}, {"body", 1, true},
 }
 
 func newMapping() (mapping.IndexMapping, error) {
@@ -54,14 +54,22 @@ func newMapping() (mapping.IndexMapping, error) {
 	if err != nil {
 		return nil, err
 	}
+	err = im.AddCustomAnalyzer(queryAnalyzerName, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     queryTokenizerName,
+		"token_filters": []any{lowercase.Name, en.StopName},
+	})
+	if err != nil {
+		return nil, err
+	}
 	im.DefaultAnalyzer = logAnalyzerName
 	doc := bleve.NewDocumentMapping()
 	for _, f := range textFields {
 		fm := bleve.NewTextFieldMapping()
 		fm.Analyzer = logAnalyzerName
 		fm.Store = f.name != "id"
-		fm.IncludeTermVectors = true
-		fm.IncludeInAll = true
+		fm.IncludeTermVectors = f.highlight
+		fm.IncludeInAll = false
 		doc.AddFieldMappingsAt(f.name, fm)
 	}
 	for _, name := range []string{"tags", "services", "organisation", "date"} {
@@ -79,7 +87,10 @@ func newMapping() (mapping.IndexMapping, error) {
 // exist or was built with another mapping version. fresh reports that the
 // index is new and must be filled from SQLite.
 func openIndex(dir string, lockWait string) (idx bleve.Index, fresh bool, err error) {
-	cfg := map[string]any{"bolt_timeout": lockWait}
+	// unsafe_batch: Batch returns once the batch is searchable, without
+	// waiting for it to be persisted; index_pending rows cover the gap (see
+	// indexChunk).
+	cfg := map[string]any{"bolt_timeout": lockWait, "unsafe_batch": true}
 	idx, err = bleve.OpenUsing(dir, cfg)
 	switch {
 	case err == nil:
@@ -125,8 +136,7 @@ func toDocument(inc *Incident) document {
 		rc = "root cause not stated"
 	}
 	return document{
-		ID: inc.ID, Title: stripMarks(inc.Title), RootCause: stripMarks(rc), Summary: stripMarks(inc.Summary),
-		Symptoms: stripMarks(inc.Symptoms), Fix: stripMarks(inc.Fix), Signatures: stripMarks(strings.Join(sigs, "\n")),
+		ID: inc.ID, Title: stripMarks(inc.Title), RootCause: stripMarks(rc), Signatures: stripMarks(strings.Join(sigs, "\n")),
 		Body: stripMarks(inc.Body), Tags: inc.Tags, Services: inc.Services, Org: inc.Organisation, Date: inc.Date,
 	}
 }

@@ -125,7 +125,13 @@ func (k *KB) Write(ctx context.Context, ws ...Write) error {
 	if err != nil {
 		return err
 	}
-	return k.indexIDs(ctx, touched)
+	known := make(map[string]*Incident)
+	for _, w := range ws {
+		for _, inc := range w.Incidents {
+			known[inc.ID] = inc
+		}
+	}
+	return k.indexKnown(ctx, touched, known)
 }
 
 // Put stores one incident that has no source file (an API upload).

@@ -172,7 +172,7 @@ func TestIndexRepairAfterCrash(t *testing.T) {
 	}
 	mustExec(t, db, "DELETE FROM incidents WHERE id = 'ghost'")
 	mustExec(t, db, `INSERT INTO incidents (id, title, doc, hash, created_at, updated_at) VALUES ('late', 'late incident', '{"id":"late","title":"late incident","root_cause_status":"known"}', 'h', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')`)
-	mustExec(t, db, "INSERT INTO index_pending (incident_id) VALUES ('late')")
+	mustExec(t, db, "INSERT INTO index_pending (incident_id, seq) VALUES ('late', 99)")
 	_ = db.Close()
 
 	k = kbtest.OpenDir(t, dir)

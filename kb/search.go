@@ -3,6 +3,7 @@ package kb
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -61,10 +62,20 @@ func (k *KB) Search(ctx context.Context, r SearchRequest) (*SearchResult, error)
 	if size > 1000 {
 		size = 1000
 	}
-	req := bleve.NewSearchRequestOptions(q, size, max(r.From, 0), false)
+	// Rank first, without term locations (costly over many matches), then
+	// highlight only the page of hits with a second search restricted to them.
+	// A multi-word plain query ranks the incidents whose log lines have it
+	// as an exact phrase higher; the phrase is checked on the best few
+	// candidates only, because a phrase search over the whole index costs
+	// many times the term search.
+	text, _, _, _ := splitFilters(r.Query)
+	rerank := !r.Syntax && len(strings.Fields(text)) > 1
+	want, from := size, max(r.From, 0)
+	if rerank {
+		size, from = max(3*(want+from), 30), 0
+	}
+	req := bleve.NewSearchRequestOptions(q, size, from, false)
 	req.Fields = []string{"title", "date", "tags", "root_cause"}
-	req.Highlight = bleve.NewHighlightWithStyle(markHighlighter)
-	req.Highlight.Fields = []string{"root_cause", "signatures", "symptoms", "body"}
 	res, err := k.idx.SearchInContext(ctx, req)
 	if err != nil {
 		if r.Syntax {
@@ -76,10 +87,82 @@ func (k *KB) Search(ctx context.Context, r SearchRequest) (*SearchResult, error)
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, SearchHit{
 			ID: h.ID, Score: h.Score, Title: str(h.Fields["title"]), Date: str(h.Fields["date"]),
-			Tags: strs(h.Fields["tags"]), RootCause: str(h.Fields["root_cause"]), Fragments: h.Fragments,
+			Tags: strs(h.Fields["tags"]), RootCause: str(h.Fields["root_cause"]),
 		})
 	}
+	if rerank {
+		if err := k.phraseBonus(ctx, text, out.Hits); err != nil {
+			return nil, err
+		}
+		first := min(max(r.From, 0), len(out.Hits))
+		out.Hits = out.Hits[first:min(first+want, len(out.Hits))]
+	}
+	if err := k.highlight(ctx, q, out.Hits); err != nil {
+		return nil, err
+	}
+	out.Took = res.Took
 	return out, nil
+}
+
+// phraseBonus adds to the score of each hit whose signatures contain text
+// as a phrase, and re-sorts the hits.
+func (k *KB) phraseBonus(ctx context.Context, text string, hits []SearchHit) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	p := bleve.NewMatchPhraseQuery(text)
+	p.Analyzer = logAnalyzerName
+	p.SetField("signatures")
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), p), len(ids), 0, false)
+	res, err := k.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return fmt.Errorf("search phrase: %w", err)
+	}
+	if len(res.Hits) == 0 {
+		return nil
+	}
+	phrase := make(map[string]bool, len(res.Hits))
+	for _, h := range res.Hits {
+		phrase[h.ID] = true
+	}
+	top := hits[0].Score
+	for i := range hits {
+		if phrase[hits[i].ID] {
+			hits[i].Score += top // a phrase match ranks above every term-only match
+		}
+	}
+	sort.SliceStable(hits, func(a, b int) bool { return hits[a].Score > hits[b].Score })
+	return nil
+}
+
+// highlight fills the fragments of hits.
+func (k *KB) highlight(ctx context.Context, q query.Query, hits []SearchHit) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(q, bleve.NewDocIDQuery(ids)), len(ids), 0, false)
+	req.Highlight = bleve.NewHighlightWithStyle(markHighlighter)
+	req.Highlight.Fields = []string{"root_cause", "signatures", "body"}
+	res, err := k.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return fmt.Errorf("search highlight: %w", err)
+	}
+	frags := make(map[string]map[string][]string, len(res.Hits))
+	for _, h := range res.Hits {
+		frags[h.ID] = h.Fragments
+	}
+	for i := range hits {
+		hits[i].Fragments = frags[hits[i].ID]
+	}
+	return nil
 }
 
 func buildQuery(r SearchRequest) (query.Query, error) {
@@ -99,10 +182,7 @@ func buildQuery(r SearchRequest) (query.Query, error) {
 		}
 		must = append(must, qs)
 	case r.All:
-		m := bleve.NewMatchQuery(text)
-		m.SetField("_all")
-		m.SetOperator(query.MatchQueryOperatorAnd)
-		must = append(must, m)
+		must = append(must, allTermsQuery(text))
 	default:
 		must = append(must, textQuery(text))
 	}
@@ -130,15 +210,29 @@ func textQuery(text string) query.Query {
 		m := bleve.NewMatchQuery(text)
 		m.SetField(f.name)
 		m.SetBoost(f.boost)
+		m.Analyzer = queryAnalyzerName
 		qs = append(qs, m)
-		if f.name == "signatures" || f.name == "body" {
-			p := bleve.NewMatchPhraseQuery(text)
-			p.SetField(f.name)
-			p.SetBoost(f.boost)
-			qs = append(qs, p)
-		}
 	}
 	return bleve.NewDisjunctionQuery(qs...)
+}
+
+// allTermsQuery requires every word of text to occur in some field of the
+// incident.
+func allTermsQuery(text string) query.Query {
+	var each []query.Query
+	for _, w := range strings.Fields(text) {
+		var any []query.Query
+		for _, f := range textFields {
+			m := bleve.NewMatchQuery(w)
+			m.SetField(f.name)
+			m.Analyzer = queryAnalyzerName
+			m.SetOperator(query.MatchQueryOperatorAnd)
+			m.SetBoost(f.boost)
+			any = append(any, m)
+		}
+		each = append(each, bleve.NewDisjunctionQuery(any...))
+	}
+	return bleve.NewConjunctionQuery(each...)
 }
 
 // splitFilters takes tag:, service: and org: terms out of a plain query.

@@ -177,7 +177,15 @@ func putIncident(ctx context.Context, tx *sql.Tx, inc *Incident, now time.Time) 
 	if err := putSignatures(ctx, tx, inc); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, "INSERT OR IGNORE INTO index_pending (incident_id) VALUES (?)", inc.ID)
+	return markPending(ctx, tx, inc.ID)
+}
+
+// markPending queues an incident for the index, stamped with the
+// generation of the write in progress.
+func markPending(ctx context.Context, tx *sql.Tx, id string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO index_pending (incident_id, seq)
+		VALUES (?, (SELECT CAST(value AS INTEGER) + 1 FROM meta WHERE key = 'generation'))
+		ON CONFLICT(incident_id) DO UPDATE SET seq = excluded.seq`, id)
 	return err
 }
 
@@ -223,8 +231,7 @@ func deleteIncident(ctx context.Context, tx *sql.Tx, id, source string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
 	}
-	_, err = tx.ExecContext(ctx, "INSERT OR IGNORE INTO index_pending (incident_id) VALUES (?)", id)
-	return err
+	return markPending(ctx, tx, id)
 }
 
 func bumpGeneration(ctx context.Context, tx *sql.Tx) error {

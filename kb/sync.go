@@ -8,28 +8,37 @@ import (
 )
 
 // indexBatch bounds how many incidents go into one index batch.
-const indexBatch = 500
+const indexBatch = 1000
 
 // indexIDs brings the index entries of ids in line with SQLite, then clears
 // their index_pending rows. Without an index it leaves the rows for the
 // process that holds the index.
 func (k *KB) indexIDs(ctx context.Context, ids []string) error {
+	return k.indexKnown(ctx, ids, nil)
+}
+
+// indexKnown is indexIDs with the incidents already in memory (a write
+// that just stored them); ids not in known are read from SQLite.
+func (k *KB) indexKnown(ctx context.Context, ids []string, known map[string]*Incident) error {
 	if k.idx == nil || len(ids) == 0 {
 		return nil
 	}
 	for start := 0; start < len(ids); start += indexBatch {
 		end := min(start+indexBatch, len(ids))
-		if err := k.indexChunk(ctx, ids[start:end]); err != nil {
+		if err := k.indexChunk(ctx, ids[start:end], known); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (k *KB) indexChunk(ctx context.Context, ids []string) error {
+func (k *KB) indexChunk(ctx context.Context, ids []string, known map[string]*Incident) error {
 	b := k.idx.NewBatch()
 	for _, id := range ids {
-		inc, err := getIncident(ctx, k.db, id)
+		inc, err := known[id], error(nil)
+		if inc == nil {
+			inc, err = getIncident(ctx, k.db, id)
+		}
 		switch {
 		case errors.Is(err, ErrNotFound):
 			b.Delete(id)
@@ -41,20 +50,36 @@ func (k *KB) indexChunk(ctx context.Context, ids []string) error {
 			}
 		}
 	}
+	// The batch is searchable when Batch returns; it is durable when the
+	// index persists it, and only then are its pending rows cleared (rows
+	// written again since keep a newer seq and stay).
+	seq, err := k.Generation(ctx)
+	if err != nil {
+		return err
+	}
+	b.SetPersistedCallback(func(err error) {
+		if err != nil {
+			k.log.Warn("index batch not persisted; replayed at next start", "err", err)
+			return
+		}
+		if err := k.clearPending(context.Background(), ids, seq); err != nil {
+			k.log.Warn("clear index_pending; replayed at next start", "err", err)
+		}
+	})
 	if err := k.idx.Batch(b); err != nil {
 		return fmt.Errorf("index batch: %w", err)
 	}
-	return k.clearPending(ctx, ids)
+	return nil
 }
 
-func (k *KB) clearPending(ctx context.Context, ids []string) error {
+func (k *KB) clearPending(ctx context.Context, ids []string, seq int64) error {
 	tx, err := k.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM index_pending WHERE incident_id = ?", id); err != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM index_pending WHERE incident_id = ? AND seq <= ?", id, seq); err != nil {
 			return err
 		}
 	}

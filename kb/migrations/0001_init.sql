@@ -41,10 +41,12 @@ CREATE TABLE sources (
     ingested_at  TEXT NOT NULL
 );
 
--- Incidents written to SQLite whose index entry may not be written yet.
--- A row is removed only after the index has it; Open replays the rest.
+-- Incidents written to SQLite whose index entry may not be durable yet.
+-- A row is removed only after the index has persisted the change it was
+-- written for (seq is the write's generation); Open replays the rest.
 CREATE TABLE index_pending (
-    incident_id TEXT PRIMARY KEY
+    incident_id TEXT PRIMARY KEY,
+    seq         INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE meta (
