@@ -18,7 +18,7 @@ const (
 	logAnalyzerName    = "incidex_log"
 	queryTokenizerName = "incidex_query"
 	queryAnalyzerName  = "incidex_query"
-	markHighlighter  = "incidex_mark"
+	markHighlighter    = "incidex_mark"
 )
 
 // Highlight markers that fragments carry around matched terms. They are
