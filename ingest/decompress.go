@@ -111,7 +111,8 @@ func unsnappy(br *bufio.Reader, limit int64) ([]byte, error) {
 	if hdr, _ := br.Peek(len(snappyFrameHeader)); bytes.Equal(hdr, snappyFrameHeader) {
 		return unsnappyFramed(br, limit)
 	}
-	src, err := readLimited(br, int64(snappy.MaxEncodedLen(int(min(limit, 1<<40)))))
+	srcLimit := int64(snappy.MaxEncodedLen(int(min(limit, 1<<31))))
+	src, err := readLimited(br, srcLimit)
 	if err != nil {
 		return nil, fmt.Errorf("snappy: %w", err)
 	}
@@ -151,34 +152,66 @@ func unsnappyFramed(r io.Reader, limit int64) ([]byte, error) {
 // readDecoded reads a decompressing reader, naming the encoding in its errors.
 func readDecoded(name string, r io.Reader, limit int64) ([]byte, error) {
 	out, err := readLimited(r, limit)
-	if err != nil && !errors.Is(err, ErrTooLarge) {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	switch {
+	case err == nil || errors.Is(err, ErrTooLarge):
+		return out, err
+	case errors.Is(err, zstd.ErrDecoderSizeExceeded), errors.Is(err, zstd.ErrWindowSizeExceeded):
+		return nil, fmt.Errorf("%s: body exceeds %d bytes: %w", name, limit, ErrTooLarge)
 	}
-	return out, err
+	return nil, fmt.Errorf("%s: %w", name, err)
 }
 
-// readLimited reads r to the end into a buffer that never grows past limit+1 bytes,
-// and returns ErrTooLarge if r holds more than limit bytes.
+// Chunk sizes for readLimited: small first, so that small bodies stay cheap.
+const (
+	firstChunk = 32 << 10
+	maxChunk   = 4 << 20
+)
+
+// readLimited reads r to the end and returns ErrTooLarge if it holds more than limit
+// bytes. It reads into chunks whose sizes add up to at most limit+1, so that a body
+// over the limit never costs more than that; a body within it is joined into one slice.
 func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	buf := make([]byte, 0, min(limit+1, 32<<10))
+	var chunks [][]byte
+	var total int64
+	size := int64(firstChunk)
 	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > limit {
-				return nil, fmt.Errorf("body exceeds %d bytes: %w", limit, ErrTooLarge)
-			}
-			next := min(int64(cap(buf))*2, limit+1)
-			buf = append(make([]byte, 0, next), buf...)
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			if int64(len(buf)) > limit {
-				return nil, fmt.Errorf("body exceeds %d bytes: %w", limit, ErrTooLarge)
-			}
-			return buf, nil
-		}
-		if err != nil {
+		buf := make([]byte, min(size, limit+1-total))
+		n, err := fill(r, buf)
+		total += int64(n)
+		chunks = append(chunks, buf[:n])
+		switch {
+		case total > limit:
+			return nil, fmt.Errorf("body exceeds %d bytes: %w", limit, ErrTooLarge)
+		case errors.Is(err, io.EOF):
+			return joinChunks(chunks, total), nil
+		case err != nil:
 			return nil, err
 		}
+		size = min(size*2, maxChunk)
 	}
+}
+
+// fill reads until buf is full or r fails; unlike io.ReadFull it passes r's own
+// io.ErrUnexpectedEOF (a truncated stream) through as it is.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func joinChunks(chunks [][]byte, total int64) []byte {
+	if len(chunks) == 1 {
+		return chunks[0]
+	}
+	out := make([]byte, 0, total)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return out
 }
