@@ -27,7 +27,7 @@ var alertAnnotationKeys = []string{"description", "summary", "message"}
 // decodeAlertmanager makes one record per alert of an Alertmanager webhook notification.
 // The body may hold several notifications back to back.
 func decodeAlertmanager(b *batch) error {
-	dec := json.NewDecoder(bytes.NewReader(b.req.Body))
+	dec := json.NewDecoder(bytes.NewReader(trimBOM(b.req.Body)))
 	for dec.More() {
 		var msg alertmanagerMessage
 		if err := dec.Decode(&msg); err != nil {

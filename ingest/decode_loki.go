@@ -25,8 +25,9 @@ func isLokiJSON(req Request) bool {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return true
 	case mt == "":
-		c := firstNonSpace(req.Body, 0)
-		return c >= 0 && req.Body[c] == '{'
+		body := trimBOM(req.Body)
+		c := firstNonSpace(body, 0)
+		return c >= 0 && body[c] == '{'
 	}
 	return false
 }
@@ -129,7 +130,7 @@ type lokiJSONPush struct {
 
 func decodeLokiJSON(b *batch) error {
 	var p lokiJSONPush
-	dec := json.NewDecoder(bytes.NewReader(b.req.Body))
+	dec := json.NewDecoder(bytes.NewReader(trimBOM(b.req.Body)))
 	dec.UseNumber()
 	if err := dec.Decode(&p); err != nil {
 		return fmt.Errorf("loki push: body is not a JSON push request: %w", jsonErr(err))

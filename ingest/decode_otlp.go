@@ -57,8 +57,9 @@ func isJSONBody(req Request) bool {
 	case "application/x-protobuf", "application/protobuf":
 		return false
 	}
-	c := firstNonSpace(req.Body, 0)
-	return c >= 0 && req.Body[c] == '{'
+	body := trimBOM(req.Body)
+	c := firstNonSpace(body, 0)
+	return c >= 0 && body[c] == '{'
 }
 
 // decodeOTLPProto reads the body as LogsData, which has the same wire form as

@@ -85,7 +85,7 @@ func (n flexNumber) uint64() uint64 {
 
 func decodeOTLPJSON(b *batch) error {
 	var req otlpJSONRequest
-	dec := json.NewDecoder(bytes.NewReader(b.req.Body))
+	dec := json.NewDecoder(bytes.NewReader(trimBOM(b.req.Body)))
 	if err := dec.Decode(&req); err != nil {
 		return fmt.Errorf("otlp: body is not an OTLP-JSON logs request: %w", jsonErr(err))
 	}

@@ -91,7 +91,7 @@ func (p *present) UnmarshalJSON(data []byte) error {
 // sniffJSON looks at the keys of the body's first JSON value (the first element of an
 // array). A body that does not start with a JSON object or array is text.
 func sniffJSON(req Request) Format {
-	body := bytes.TrimPrefix(req.Body, []byte("\xef\xbb\xbf"))
+	body := trimBOM(req.Body)
 	c := firstNonSpace(body, 0)
 	if c < 0 {
 		return FormatText

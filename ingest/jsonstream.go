@@ -16,6 +16,7 @@ import (
 // resumes at the next line that starts with '{' or '['. It returns an error when the
 // body holds no JSON value at all, or when fn does.
 func eachJSON(b *batch, body []byte, fn func(v any) error) error {
+	body = trimBOM(body)
 	var firstErr error
 	decoded := 0
 	for off := 0; off < len(body); {
@@ -117,7 +118,8 @@ func syntaxAt(err error, off, start int) error {
 	var ute *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		return &jsonSyntaxError{err: err, offset: int64(off) + se.Offset}
+		// Offset counts the bytes read, including the offending one.
+		return &jsonSyntaxError{err: err, offset: int64(off) + max(se.Offset-1, 0)}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &ute):
 		return &jsonSyntaxError{err: err, offset: int64(start)}
 	}
@@ -190,4 +192,9 @@ func jsonErr(err error) error {
 		return nil
 	}
 	return &jsonError{err: err}
+}
+
+// trimBOM drops a UTF-8 byte order mark, which some Windows senders put before JSON.
+func trimBOM(body []byte) []byte {
+	return bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 }
