@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -33,16 +34,15 @@ func isLokiJSON(req Request) bool {
 }
 
 func decodeLokiProto(b *batch) error {
-	raw, err := lokiProtoBytes(b.req, b.lim.MaxBodyBytes)
+	if len(b.req.Body) == 0 {
+		return nil
+	}
+	pr, err := lokiPush(b.req, b.lim.MaxBodyBytes)
 	if err != nil {
 		return err
 	}
-	var pr push.PushRequest
-	if err := pr.Unmarshal(raw); err != nil {
-		return fmt.Errorf("loki push: protobuf: %w", err)
-	}
 	for _, s := range pr.Streams {
-		stream := parseLabelSet(s.Labels)
+		stream := b.lokiStream(parseLabelSet(s.Labels))
 		for _, e := range s.Entries {
 			if err := b.addLokiEntry(stream, e.Timestamp, e.Line, metadataMap(e.StructuredMetadata)); err != nil {
 				return err
@@ -52,31 +52,43 @@ func decodeLokiProto(b *batch) error {
 	return nil
 }
 
-// lokiProtoBytes returns the protobuf bytes of a push body. Loki bodies are snappy
-// blocks whatever the Content-Encoding says, but a server that already undid
-// "Content-Encoding: snappy" (Alloy sets it) hands over the raw protobuf, so both are
-// tried, the likelier first.
-func lokiProtoBytes(req Request, limit int64) ([]byte, error) {
-	body := req.Body
+// lokiPush unmarshals a push body. Loki bodies are snappy blocks whatever the
+// Content-Encoding says, but a server that already undid "Content-Encoding: snappy"
+// (Alloy sets it) hands over the raw protobuf, so both are tried, the likelier first.
+func lokiPush(req Request, limit int64) (*push.PushRequest, error) {
 	rawFirst := strings.EqualFold(strings.TrimSpace(req.ContentEncoding), "snappy")
-	if rawFirst && isPushRequest(body) {
-		return bytes.Clone(body), nil
+	if rawFirst {
+		if pr, ok := unmarshalPush(bytes.Clone(req.Body)); ok {
+			return pr, nil
+		}
 	}
-	out, err := snappyBlock(body, limit)
-	switch {
-	case err == nil:
-		return out, nil
-	case errors.Is(err, ErrTooLarge):
+	out, err := snappyBlock(req.Body, limit)
+	if err == nil {
+		var pr push.PushRequest
+		if err = pr.Unmarshal(out); err == nil {
+			return &pr, nil
+		}
+		err = fmt.Errorf("protobuf: %w", err)
+	}
+	if errors.Is(err, ErrTooLarge) {
 		return nil, err
-	case !rawFirst && isPushRequest(body):
-		return bytes.Clone(body), nil
+	}
+	if !rawFirst {
+		if pr, ok := unmarshalPush(bytes.Clone(req.Body)); ok {
+			return pr, nil
+		}
 	}
 	return nil, fmt.Errorf("loki push: %w", err)
 }
 
-func isPushRequest(body []byte) bool {
+// unmarshalPush parses raw protobuf, accepting it only if it holds streams: arbitrary
+// bytes often parse as a message of unknown fields. The strings of the result alias p.
+func unmarshalPush(p []byte) (*push.PushRequest, bool) {
 	var pr push.PushRequest
-	return len(body) > 0 && pr.Unmarshal(body) == nil && len(pr.Streams) > 0
+	if len(p) == 0 || pr.Unmarshal(p) != nil || len(pr.Streams) == 0 {
+		return nil, false
+	}
+	return &pr, true
 }
 
 func metadataMap(ls push.LabelsAdapter) map[string]string {
@@ -90,14 +102,24 @@ func metadataMap(ls push.LabelsAdapter) map[string]string {
 	return m
 }
 
+// lokiStream holds what a stream's entries share: their labels and level.
+type lokiStream struct {
+	labels map[string]string
+	level  string
+}
+
+func (b *batch) lokiStream(kv map[string]string) lokiStream {
+	ls := b.labels()
+	setAliased(ls, kv, flatAliases, true)
+	return lokiStream{labels: ls.m, level: normLevel(kv["level"])}
+}
+
 // addLokiEntry adds one log line. A line that is a JSON record (Fluent Bit's loki output
 // sends {"log":"..."}) gives its message, level and labels; stream labels come first.
-func (b *batch) addLokiEntry(stream map[string]string, ts time.Time, line string, meta map[string]string) error {
-	r := Record{Time: ts, Message: line}
-	ls := b.labels()
-	setAliased(ls, stream, flatAliases, true)
+func (b *batch) addLokiEntry(stream lokiStream, ts time.Time, line string, meta map[string]string) error {
+	r := Record{Time: ts, Message: line, Level: stream.level}
+	ls := &labelSet{m: maps.Clone(stream.labels), max: b.lim.MaxLabels}
 	setAliased(ls, meta, nil, true)
-	r.Level = normLevel(stream["level"])
 	if r.Level == "" {
 		r.Level = normLevel(meta["level"])
 	}
@@ -136,7 +158,7 @@ func decodeLokiJSON(b *batch) error {
 		return fmt.Errorf("loki push: body is not a JSON push request: %w", jsonErr(err))
 	}
 	for _, s := range p.Streams {
-		stream := stringMap(s.Stream)
+		stream := b.lokiStream(stringMap(s.Stream))
 		for _, raw := range s.Values {
 			if err := b.addLokiJSONValue(stream, raw); err != nil {
 				return err
@@ -147,18 +169,13 @@ func decodeLokiJSON(b *batch) error {
 }
 
 // addLokiJSONValue adds one [ts, line] or [ts, line, {structured metadata}] entry.
-func (b *batch) addLokiJSONValue(stream map[string]string, raw json.RawMessage) error {
+func (b *batch) addLokiJSONValue(stream lokiStream, raw json.RawMessage) error {
 	var v []json.RawMessage
 	if err := json.Unmarshal(raw, &v); err != nil || len(v) < 2 {
 		b.reject("value is not [timestamp, line]")
 		return nil
 	}
-	var ts any
-	if err := unmarshalNumber(v[0], &ts); err != nil {
-		b.reject("timestamp: %v", jsonErr(err))
-		return nil
-	}
-	t, ok := parseTime(ts)
+	t, ok := lokiTimestamp(v[0])
 	if !ok {
 		b.reject("timestamp %s is not unix nanoseconds", v[0])
 		return nil
@@ -202,8 +219,15 @@ func stringMap(m map[string]any) map[string]string {
 	return out
 }
 
-func unmarshalNumber(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(v)
+// lokiTimestamp reads a JSON timestamp: a string of Unix nanoseconds, or leniently a
+// number.
+func lokiTimestamp(raw json.RawMessage) (time.Time, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return time.Time{}, false
+		}
+		return parseTime(s)
+	}
+	return parseTime(json.Number(raw))
 }

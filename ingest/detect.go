@@ -53,8 +53,10 @@ func detectProtobuf(req Request) Format {
 		return FormatLoki
 	}
 	if n, err := snappy.DecodedLen(req.Body); err == nil && n <= DefaultMaxBodyBytes {
-		if raw, err := snappy.Decode(nil, req.Body); err == nil && isPushRequest(raw) {
-			return FormatLoki
+		if raw, err := snappy.Decode(nil, req.Body); err == nil {
+			if _, ok := unmarshalPush(raw); ok {
+				return FormatLoki
+			}
 		}
 	}
 	return FormatOTLP
