@@ -71,7 +71,12 @@ func (b *batch) addValue(v any, p *profile, t time.Time) error {
 }
 
 // addFields adds a record from a decoded map, following the profile's key preferences.
+// A Kubernetes Event (Fluent Bit's kubernetes_events input forwarded as records) reads
+// as `kubectl describe` would show it, as on the k8s-events route.
 func (b *batch) addFields(m map[string]any, p *profile, t time.Time) error {
+	if isK8sEvent(m) {
+		return b.addK8sEvent(m)
+	}
 	msg, ok, bad := messageOf(m, p.messageKeys)
 	if !ok {
 		if bad != "" {
