@@ -1,0 +1,53 @@
+package starter_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/patterns"
+)
+
+// TestHeldOut measures on a held-out set when HELDOUT_DIR points at one
+// (variants.tsv, healthy.log); it asserts nothing and only reports.
+func TestHeldOut(t *testing.T) {
+	dir := os.Getenv("HELDOUT_DIR")
+	if dir == "" {
+		t.Skip("HELDOUT_DIR not set")
+	}
+	incs := starterIncidents(t)
+	m := starterMatcher(t, incs)
+	accept := map[string]map[string]bool{}
+	for _, inc := range incs {
+		accept[inc.ID] = map[string]bool{inc.ID: true}
+		for _, o := range inc.Overlaps {
+			accept[inc.ID][o] = true
+		}
+	}
+	var ok, none, wrong int
+	for _, l := range lines(t, dir+"/variants.tsv") {
+		want, line, _ := strings.Cut(l, "\t")
+		hits := m.Match(line, kb.MatchOptions{Mode: patterns.Stream})
+		switch {
+		case len(hits) == 0:
+			none++
+			t.Logf("no match   %-34s %.150s", want, line)
+		case accept[want][hits[0].Incident.ID]:
+			ok++
+		default:
+			wrong++
+			t.Logf("wrong      %-34s got %s (%.2f): %.130s", want, hits[0].Incident.ID, hits[0].Score, line)
+		}
+	}
+	fp := 0
+	healthy := lines(t, dir+"/healthy.log")
+	for _, l := range healthy {
+		if hits := m.Match(l, kb.MatchOptions{Mode: patterns.Stream}); len(hits) > 0 {
+			fp++
+			t.Logf("false match %s (%.2f): %.150s", hits[0].Incident.ID, hits[0].Score, l)
+		}
+	}
+	total := ok + none + wrong
+	t.Logf("held-out: top-1 %d/%d = %.3f, no match %d, wrong %d; healthy false matches %d/%d", ok, total, float64(ok)/float64(total), none, wrong, fp, len(healthy))
+}
