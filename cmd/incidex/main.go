@@ -60,6 +60,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "run the HTTP server: API, log-forwarder webhook, web UI", runServe},
 		{"ingest", "ingest write-up files or directories", runIngest},
 		{"match", "find the incidents that explain log lines", runMatch},
 		{"search", "full-text search of the knowledge base", runSearch},
@@ -68,6 +69,7 @@ func commands() []command {
 		{"check", "check that every incident's examples match it and nothing else", runCheck},
 		{"reindex", "rebuild the search index from the database", runReindex},
 		{"config", "print the effective configuration", runConfig},
+		{"healthcheck", "check a running server (for container health checks)", runHealthcheck},
 		{"version", "print the version", runVersion},
 	}
 }

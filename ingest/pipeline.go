@@ -1,0 +1,142 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/patterns"
+)
+
+// Sink receives the records that matched an incident, in batches.
+// *kb.Occurrences implements it.
+type Sink interface {
+	Observe(ctx context.Context, obs []kb.Observation) error
+}
+
+// PipelineOptions configure a Pipeline. Matcher and Sink are required.
+type PipelineOptions struct {
+	// Matcher returns the current matcher; it may change between batches
+	// (the knowledge base was edited).
+	Matcher func() *kb.Matcher
+	Sink    Sink
+	// Unmatched, when set, receives records that matched nothing.
+	Unmatched func(ctx context.Context, recs []Record)
+	// Workers is the number of matching goroutines (default 2); BatchSize
+	// the records taken per dequeue (default 512).
+	Workers, BatchSize int
+	// OnBatch, when set, is told about each processed batch (metrics).
+	OnBatch func(BatchStats)
+	Logger  *slog.Logger
+}
+
+// BatchStats describe one processed batch.
+type BatchStats struct {
+	Records, Matched int
+	ByFormat         map[Format][2]int // records, matched
+	Duration         time.Duration
+}
+
+// Pipeline matches queued records and hands matches to a Sink.
+type Pipeline struct {
+	q    Queue
+	opts PipelineOptions
+	log  *slog.Logger
+}
+
+// NewPipeline returns a pipeline over q.
+func NewPipeline(q Queue, opts PipelineOptions) *Pipeline {
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 512
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Pipeline{q: q, opts: opts, log: log.With("component", "pipeline")}
+}
+
+// Run matches records until the queue is closed and drained. Cancelling ctx
+// stops it early (records still queued stay queued).
+func (p *Pipeline) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, p.opts.Workers)
+	for w := range p.opts.Workers {
+		wg.Go(func() { errs[w] = p.work(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (p *Pipeline) work(ctx context.Context) error {
+	var dst []patterns.Match
+	for {
+		b, err := p.q.Dequeue(ctx, p.opts.BatchSize)
+		if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if dst, err = p.process(ctx, b.Records, dst); err != nil {
+			return err
+		}
+		if err := b.Ack(); err != nil {
+			return err
+		}
+	}
+}
+
+// process matches one batch. The sink sees the batch's matches in one call.
+func (p *Pipeline) process(ctx context.Context, recs []Record, dst []patterns.Match) ([]patterns.Match, error) {
+	start := time.Now()
+	m := p.opts.Matcher()
+	set := m.Set()
+	var obs []kb.Observation
+	var unmatched []Record
+	byFormat := make(map[Format][2]int, 1)
+	matched := 0
+	for i := range recs {
+		r := &recs[i]
+		dst = set.Match(r.Message, dst[:0])
+		c := byFormat[r.Source]
+		c[0]++
+		if len(dst) == 0 {
+			byFormat[r.Source] = c
+			if p.opts.Unmatched != nil {
+				unmatched = append(unmatched, *r)
+			}
+			continue
+		}
+		c[1]++
+		byFormat[r.Source] = c
+		matched++
+		// The best explanation makes the occurrence; incidents that print
+		// the same message are shown beside it as alternatives.
+		pm := dst[0]
+		sig := m.Signature(pm.Sig)
+		obs = append(obs, kb.Observation{
+			Time: r.Time, IncidentID: sig.IncidentID, SignatureID: sig.ID, Score: pm.Score,
+			Message: r.Message, Labels: r.Labels, Format: string(r.Source),
+		})
+	}
+	if len(obs) > 0 {
+		if err := p.opts.Sink.Observe(ctx, obs); err != nil {
+			return dst, err
+		}
+	}
+	if len(unmatched) > 0 {
+		p.opts.Unmatched(ctx, unmatched)
+	}
+	if p.opts.OnBatch != nil {
+		p.opts.OnBatch(BatchStats{Records: len(recs), Matched: matched, ByFormat: byFormat, Duration: time.Since(start)})
+	}
+	return dst, nil
+}

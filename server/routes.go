@@ -1,0 +1,67 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// routes lists every route.
+func (s *Server) routes() *gin.Engine {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(s.recovery(), s.requestID(), s.accessLog())
+	r.NoRoute(func(c *gin.Context) {
+		writeErrorStatus(c, http.StatusNotFound, "no such route: "+c.Request.Method+" "+c.Request.URL.Path)
+	})
+	r.NoMethod(func(c *gin.Context) {
+		writeErrorStatus(c, http.StatusMethodNotAllowed, "method "+c.Request.Method+" not allowed on "+c.Request.URL.Path)
+	})
+
+	r.GET("/healthz", s.handleHealthz)
+	r.GET("/readyz", s.handleReadyz)
+	r.GET("/metrics", s.handleMetrics)
+
+	// Webhook: explicit routes per format, an auto-detecting one, and the
+	// senders' native paths.
+	ing := r.Group("", s.auth(scopeIngest))
+	ing.POST("/ingest/v1", s.handleIngest(""))
+	ing.PUT("/ingest/v1", s.handleIngest(""))
+	ing.POST("/ingest/v1/:format", s.handleIngestFormat)
+	ing.PUT("/ingest/v1/:format", s.handleIngestFormat)
+	ing.POST("/loki/api/v1/push", s.handleIngest("loki"))
+	ing.POST("/v1/logs", s.handleIngest("otlp"))
+	ing.POST("/_bulk", s.handleIngest("elasticsearch"))
+	ing.PUT("/_bulk", s.handleIngest("elasticsearch"))
+	ing.POST("/:index/_bulk", s.handleIngest("elasticsearch"))
+	ing.PUT("/:index/_bulk", s.handleIngest("elasticsearch"))
+	// Elasticsearch probes that Logstash, Filebeat and Vector make first.
+	ing.HEAD("/", s.handleESHead)
+	ing.GET("/_nodes/http", s.handleESNodes)
+	ing.GET("/_cluster/health", s.handleESHealth)
+	ing.GET("/_license", s.handleESEmpty)
+	ing.GET("/_xpack", s.handleESEmpty)
+	ing.GET("/_index_template/*name", s.handleESEmpty)
+	ing.PUT("/_index_template/*name", s.handleESEmpty)
+	ing.GET("/_ilm/*path", s.handleESEmpty)
+	ing.PUT("/_ilm/*path", s.handleESEmpty)
+
+	read := r.Group("/api/v1", s.auth(scopeRead))
+	read.GET("/search", s.handleSearch)
+	read.GET("/incidents", s.handleListIncidents)
+	read.GET("/incidents/:id", s.handleGetIncident)
+	read.POST("/match", s.handleMatch)
+	read.GET("/signatures", s.handleListSignatures)
+	read.GET("/occurrences", s.handleListOccurrences)
+	read.GET("/occurrences/stream", s.handleOccurrenceStream)
+
+	admin := r.Group("/api/v1", s.auth(scopeAdmin))
+	admin.POST("/incidents", s.handleCreateIncident)
+	admin.PUT("/incidents/:id", s.handleUpdateIncident)
+	admin.DELETE("/incidents/:id", s.handleDeleteIncident)
+	admin.POST("/occurrences/:id/ack", s.handleAckOccurrence)
+
+	// GET / is the web UI for browsers and the Elasticsearch root for log shippers.
+	r.GET("/", s.handleRoot)
+	return r
+}
