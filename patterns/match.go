@@ -60,26 +60,34 @@ func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst [
 	sc.lw = sc.lw[:0]
 	sc.known = sc.known[:0]
 	var lineW, lineFree, unknown float32
-	lineErr := false
+	var lineErr errMask
 	for _, t := range sc.toks {
 		var w float32
-		switch e, ok := s.vocab[t.Hash]; {
-		case t.Kind != KindWord:
+		if t.Kind != KindWord {
 			w = maskWeight(t.Kind)
 			lineFree += w
-		case !ok:
-			w = s.unknownWeight(text, t)
+			sc.known = append(sc.known, t)
+			sc.lw = append(sc.lw, w)
+			lineW += w
+			continue
+		}
+		e := s.vocab.get(t.Hash)
+		switch {
+		case e == nil || !e.known:
+			w = s.unknownWeight(t, e)
 			unknown += w
 			lineW += w
 			continue // no signature has it: it takes no part in any alignment
 		default:
 			w = e.weight
-			lineErr = lineErr || e.isErr
+			if e.isErr {
+				lineErr.set(e.errBit)
+			}
 			if !e.anchor {
 				lineFree += w
 				break
 			}
-			for _, p := range e.postings {
+			for _, p := range s.vocab.postings(e) {
 				if sc.acc[p.sig] == 0 {
 					sc.touched = append(sc.touched, p.sig)
 				}
@@ -104,7 +112,7 @@ func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst [
 		if fragPossible && acc+lineFree >= fragMin {
 			upper = max(upper, (acc+lineFree)/lineW*fragmentCap)
 		}
-		if upper*c.boost < min || (c.hasErr && !lineErr) {
+		if upper*c.boost < min || (c.hasErr && !c.errMask.intersects(&lineErr)) {
 			continue
 		}
 		stream, frag := s.score(c, text, sc, mode)
@@ -122,9 +130,17 @@ func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst [
 	return dst
 }
 
-// unknownWeight weighs a word that no signature has.
-func (s *Set) unknownWeight(text string, t Token) float32 {
-	return wordPrior(t.Text(text), t.Hash) * s.idfMax
+// unknownWeight weighs a word that no signature has: its prior (stop and
+// common words carry theirs in the vocabulary; single letters 0.1; others
+// 1) times the IDF of a word no incident has.
+func (s *Set) unknownWeight(t Token, e *vocabEntry) float32 {
+	switch {
+	case e != nil:
+		return e.weight
+	case t.End-t.Start == 1:
+		return 0.1 * s.idfMax
+	}
+	return s.idfMax
 }
 
 // bestPerGroup keeps the best match of each group in dst[start:].
@@ -283,14 +299,15 @@ const streamFragMinInfo = 5.0
 // lineWeights weighs the tokens of a line the way candidates does.
 func (s *Set) lineWeights(text string, toks []Token, dst []float32) []float32 {
 	for _, t := range toks {
-		switch e, ok := s.vocab[t.Hash]; {
-		case t.Kind != KindWord:
+		if t.Kind != KindWord {
 			dst = append(dst, maskWeight(t.Kind))
-		case ok:
-			dst = append(dst, e.weight)
-		default:
-			dst = append(dst, s.unknownWeight(text, t))
+			continue
 		}
+		if e := s.vocab.get(t.Hash); e != nil && e.known {
+			dst = append(dst, e.weight)
+			continue
+		}
+		dst = append(dst, s.unknownWeight(t, s.vocab.get(t.Hash)))
 	}
 	return dst
 }

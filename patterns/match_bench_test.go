@@ -77,10 +77,12 @@ func BenchmarkMatchNoMatch(b *testing.B) {
 	b.ReportAllocs()
 	dst := make([]Match, 0, 8)
 	i := 0
+	start := cpuTime()
 	for b.Loop() {
 		dst = s.Match(lines[i%len(lines)], dst[:0])
 		i++
 	}
+	reportCPU(b, start, i)
 }
 
 // BenchmarkMatchMatching: known-error lines against 1,000 signatures.
@@ -96,10 +98,12 @@ func BenchmarkMatchMatching(b *testing.B) {
 	b.ReportAllocs()
 	dst := make([]Match, 0, 8)
 	i := 0
+	start := cpuTime()
 	for b.Loop() {
 		dst = s.Match(lines[i%len(lines)], dst[:0])
 		i++
 	}
+	reportCPU(b, start, i)
 }
 
 // BenchmarkTokenize: the tokenizer alone over healthy lines.
@@ -109,11 +113,13 @@ func BenchmarkTokenize(b *testing.B) {
 	b.ReportAllocs()
 	buf := make([]Token, 0, maxTokens)
 	i := 0
+	start := cpuTime()
 	for b.Loop() {
 		p := Prepare(lines[i%len(lines)])
 		buf = Tokenize(p.Text, buf[:0])
 		i++
 	}
+	reportCPU(b, start, i)
 }
 
 // BenchmarkCompile10k: compiling 10,000 signatures.

@@ -1,9 +1,6 @@
 package patterns
 
-import (
-	"encoding/json"
-	"strings"
-)
+import "strings"
 
 // Level is a severity inferred from a line's prefix or record.
 type Level uint8
@@ -25,7 +22,15 @@ func (l Level) String() string { return levelNames[l] }
 
 // ParseLevel maps common level spellings (E, ERR, error, Warning, crit, 3) to a Level.
 func ParseLevel(s string) Level {
-	switch strings.ToLower(strings.TrimSpace(s)) {
+	s = strings.TrimSpace(s)
+	if len(s) > 16 {
+		return LevelUnknown
+	}
+	var buf [16]byte
+	for i := 0; i < len(s); i++ {
+		buf[i] = lower[s[i]]
+	}
+	switch string(buf[:len(s)]) {
 	case "d", "debug", "dbug", "trace", "trc", "7":
 		return LevelDebug
 	case "i", "info", "information", "informational", "notice", "note", "normal", "5", "6":
@@ -104,36 +109,59 @@ func maxLevel(a, b Level) Level {
 // messageKeys are where JSON log records keep their message, in order of preference.
 var messageKeys = [...]string{"log", "msg", "message", "MESSAGE", "short_message", "Message", "body"}
 
-// jsonMessage decodes a JSON log record and returns its message, adding the
+// jsonMessage reads a JSON log record and returns its message, adding the
 // record's error field when it is separate ({"msg":"...","error":"..."}).
+// It scans the record without decoding the fields it does not need.
 func jsonMessage(s string) (string, Level, bool) {
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(s), &rec); err != nil {
-		return "", 0, false
-	}
-	var msg string
-	for _, k := range messageKeys {
-		if v, ok := rec[k].(string); ok {
-			msg = v
-			break
-		}
-	}
-	if msg == "" {
-		return "", 0, false
-	}
-	for _, k := range [...]string{"error", "err", "Error", "reason"} {
-		if v, ok := rec[k].(string); ok && v != "" && !strings.Contains(msg, v) {
-			msg += ": " + v
-		}
-	}
+	var msg, extra jsonField
+	msgRank, extraRank := len(messageKeys), len(errorKeys)
 	var lvl Level
-	for _, k := range [...]string{"level", "severity", "lvl", "levelname", "PRIORITY"} {
-		if v, ok := rec[k].(string); ok {
-			lvl = ParseLevel(v)
-			break
+	ok := scanJSONObject(s, func(f jsonField) {
+		for r, k := range messageKeys[:msgRank] {
+			if f.key == k {
+				msg, msgRank = f, r
+				return
+			}
+		}
+		for r, k := range errorKeys[:extraRank] {
+			if f.key == k {
+				extra, extraRank = f, r
+				return
+			}
+		}
+		if lvl == LevelUnknown {
+			for _, k := range levelKeys {
+				if f.key == k {
+					lvl = ParseLevel(f.raw)
+				}
+			}
+		}
+	})
+	if !ok || msgRank == len(messageKeys) {
+		return "", 0, false
+	}
+	text := fieldText(msg)
+	if text == "" {
+		return "", 0, false
+	}
+	if extraRank < len(errorKeys) {
+		if e := fieldText(extra); e != "" && !strings.Contains(text, e) {
+			text = strings.TrimRight(text, "\r\n ") + ": " + e
 		}
 	}
-	return strings.TrimRight(msg, "\r\n "), lvl, true
+	return strings.TrimRight(text, "\r\n "), lvl, true
+}
+
+var (
+	errorKeys = [...]string{"error", "err", "Error", "reason"}
+	levelKeys = [...]string{"level", "severity", "lvl", "levelname", "PRIORITY"}
+)
+
+func fieldText(f jsonField) string {
+	if f.escaped {
+		return unescapeJSON(f.raw)
+	}
+	return f.raw
 }
 
 // prefixLen returns how many bytes of transport prefix s starts with.

@@ -62,21 +62,12 @@ type Match struct {
 type Set struct {
 	defs     []Def
 	pats     []compiled
-	vocab    map[uint64]*vocabEntry // every literal word of every signature
-	df       map[uint64]int32       // literal hash → number of groups with it
+	vocab    *vocab           // every literal word of every signature, plus stop and common words
+	df       map[uint64]int32 // literal hash → number of groups with it
 	groups   int
 	idfMax   float32 // the IDF of a word no signature has
 	minScore float32
 	scratch  sync.Pool
-}
-
-// vocabEntry is a literal word of the signatures: its weight and, when it
-// is an anchor, the signatures that have it.
-type vocabEntry struct {
-	weight   float32
-	anchor   bool
-	isErr    bool // an error word (see errorWords)
-	postings []posting
 }
 
 type posting struct {
@@ -93,7 +84,8 @@ type compiled struct {
 	free    float32 // Σ weights of types not in the prefilter index
 	boost   float32
 	hasErr  bool
-	literal int // number of literal types
+	errMask errMask // the signature's error words
+	literal int     // number of literal types
 }
 
 type sigToken struct {
@@ -107,7 +99,8 @@ type typeInfo struct {
 	weight   float32
 	isErr    bool
 	literal  bool
-	distinct bool // weighty enough to count as evidence on its own
+	distinct bool // a word that is not a stop or common word: evidence on its own
+	anchor   bool // distinct and weighty: in the prefilter index
 }
 
 // Weights. Literal words weigh their prior times an IDF over the knowledge
@@ -158,23 +151,10 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	s.countDF(pats)
 	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
 	s.pats = make([]compiled, len(defs))
-	s.vocab = make(map[uint64]*vocabEntry)
 	for i := range defs {
-		c := s.compile(pats[i], defs[i])
-		s.pats[i] = c
-		for k, t := range c.toks {
-			ti := c.types[t.typ]
-			if t.kind != KindWord || s.vocab[t.hash] != nil {
-				continue
-			}
-			s.vocab[t.hash] = &vocabEntry{weight: ti.weight, anchor: ti.weight >= anchorMin, isErr: ti.isErr}
-			_ = k
-		}
-		for _, t := range c.anchors() {
-			e := s.vocab[t.hash]
-			e.postings = append(e.postings, posting{sig: int32(i), weight: t.weight})
-		}
+		s.pats[i] = s.compile(pats[i], defs[i])
 	}
+	s.buildVocab()
 	s.scratch.New = func() any { return new(scratch) }
 	return s, nil
 }
@@ -188,6 +168,70 @@ func patternOf(d Def) (*Pattern, error) {
 		return nil, &SyntaxError{Msg: "example has no tokens"}
 	}
 	return p, nil
+}
+
+// buildVocab fills the vocabulary table: every literal word with its
+// weight and postings (the signatures that have it as an anchor), then the
+// stop and common words no signature has, weighed as unknown words.
+func (s *Set) buildVocab() {
+	posts := map[uint64][]posting{}
+	type word struct {
+		hash uint64
+		e    vocabEntry
+	}
+	var words []word
+	seen := map[uint64]bool{}
+	for i := range s.pats {
+		c := &s.pats[i]
+		for _, t := range c.toks {
+			ti := c.types[t.typ]
+			if t.kind != KindWord || seen[t.hash] {
+				continue
+			}
+			seen[t.hash] = true
+			words = append(words, word{t.hash, vocabEntry{weight: ti.weight, known: true, anchor: ti.anchor, isErr: ti.isErr}})
+		}
+		for _, a := range c.anchors() {
+			posts[a.hash] = append(posts[a.hash], posting{sig: int32(i), weight: a.weight})
+		}
+	}
+	for _, set := range []map[uint64]bool{stopWords, commonWords} {
+		for h := range set {
+			if !seen[h] {
+				seen[h] = true
+				prior := float32(0.4)
+				if stopWords[h] {
+					prior = 0.15
+				}
+				words = append(words, word{h, vocabEntry{weight: prior * s.idfMax}})
+			}
+		}
+	}
+	v := newVocab(len(words))
+	errBits := map[uint64]uint8{}
+	for _, w := range words {
+		e := w.e
+		if e.isErr {
+			if _, ok := errBits[w.hash]; !ok {
+				errBits[w.hash] = uint8(len(errBits) % 256)
+			}
+			e.errBit = errBits[w.hash]
+		}
+		if ps := posts[w.hash]; len(ps) > 0 {
+			e.postOff, e.postN = int32(len(v.posts)), int32(len(ps))
+			v.posts = append(v.posts, ps...)
+		}
+		v.put(w.hash, e)
+	}
+	s.vocab = v
+	for i := range s.pats {
+		c := &s.pats[i]
+		for _, t := range c.toks {
+			if t.kind == KindWord && c.types[t.typ].isErr {
+				c.errMask.set(errBits[t.hash])
+			}
+		}
+	}
 }
 
 // countDF counts, for each literal, the groups whose signatures contain it.
@@ -247,7 +291,7 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 		if ti.literal {
 			c.literal++
 		}
-		if !(ti.literal && ti.weight >= anchorMin) {
+		if !ti.anchor {
 			c.free += ti.weight
 		}
 	}
@@ -261,7 +305,8 @@ func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
 	}
 	text := p.TokenText(i)
 	w := s.wordWeight(text, t.Hash)
-	return typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: wordPrior(text, t.Hash) >= 1}
+	distinct := wordPrior(text, t.Hash) >= 1
+	return typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
 }
 
 type anchor struct {
@@ -276,7 +321,7 @@ func (c *compiled) anchors() []anchor {
 	done := make(map[int32]bool)
 	for _, t := range c.toks {
 		ti := c.types[t.typ]
-		if t.kind == KindWord && ti.weight >= anchorMin && !done[t.typ] {
+		if ti.anchor && !done[t.typ] {
 			done[t.typ] = true
 			out = append(out, anchor{hash: t.hash, weight: ti.weight})
 		}
@@ -321,7 +366,7 @@ func (s *Set) Info(i int) Info {
 	var info Info
 	var vague float32
 	for k, ti := range c.types {
-		if ti.literal && ti.weight >= anchorMin {
+		if ti.anchor {
 			info.Anchors++
 		}
 		if ti.distinct {

@@ -130,15 +130,97 @@ func Tokenize(line string, dst []Token) []Token {
 			i++
 			continue
 		}
-		j := i + 1
-		for j < n && !separator[line[j]] {
-			j++
+		// One pass over the piece: its end, its hash without the
+		// punctuation trimPiece would drop, and its digit and letter counts.
+		// Pieces that need more (leading punctuation, ':' or '/' inside)
+		// go through piece.
+		if leadTrim[c] {
+			j := i + 1
+			for j < n && !separator[line[j]] {
+				j++
+			}
+			dst = piece(line, i, j, dst)
+			i = j
+			continue
 		}
-		dst = piece(line, i, j, dst)
+		h, hGood := uint64(fnvOffset), uint64(0)
+		jGood := i
+		var st pieceStats
+		composite := false
+		j := i
+		for ; j < n; j++ {
+			c := line[j]
+			if separator[c] {
+				break
+			}
+			h ^= uint64(lower[c])
+			h *= fnvPrime
+			switch cls := byteClass[c]; cls {
+			case clsDigit:
+				st.digits++
+				st.run++
+				if st.run > st.maxRun {
+					st.maxRun = st.run
+				}
+				hGood, jGood = h, j+1
+				continue
+			case clsLetter:
+				st.letters++
+			case clsColonSlash:
+				composite = true
+				st.run = 0
+				continue
+			case clsTrail:
+				st.run = 0
+				continue
+			}
+			st.run = 0
+			hGood, jGood = h, j+1
+		}
+		switch {
+		case jGood == i:
+		case composite:
+			dst = piece(line, i, j, dst)
+		default:
+			t := line[i:jGood]
+			dst = append(dst, Token{Start: int32(i), End: int32(jGood), Kind: classifyWith(t, hGood, st), Hash: hGood})
+		}
 		i = j
 	}
 	return dst
 }
+
+// Byte classes for the tokenizer's pass.
+const (
+	clsOther uint8 = iota
+	clsDigit
+	clsLetter
+	clsColonSlash // ':' or '/': the piece may be composite
+	clsTrail      // punctuation trimmed from the end of a piece
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = clsDigit
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = clsLetter
+		t[c-'a'+'A'] = clsLetter
+	}
+	t[':'], t['/'] = clsColonSlash, clsColonSlash
+	for _, c := range ".-#@" {
+		t[c] = clsTrail
+	}
+	return t
+}()
+
+// leadTrim marks bytes trimPiece drops from the start of a piece.
+var leadTrim = func() (t [256]bool) {
+	for _, c := range ".:-#+@/%_" {
+		t[c] = true
+	}
+	return t
+}()
 
 // trimPiece drops punctuation that surrounds a word but is not part of it:
 // "error:", "directory.", "(add):", "--flag".
