@@ -261,7 +261,9 @@ func (l *mline) isPath(f *mfield) bool {
 	return k >= 0 && !(f.to-f.from == 1 && f.end-f.start == int32(len(w)))
 }
 
-func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f' }
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
+}
 
 // spaceBetween reports whether s[i:j] holds white space or an escaped
 // newline or tab (JSON-escaped text), which end a field.
