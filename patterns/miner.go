@@ -132,8 +132,13 @@ func NewMiner(opts MinerOptions) *Miner {
 }
 
 // allowed is the cost a line of n fields may have against a template of
-// its length, in half points.
-func (m *Miner) allowed(n int) int { return n * m.budget / 1000 }
+// its length, in half points (see compare).
+func (m *Miner) allowed(n int) int {
+	if n < 4 {
+		return 0 // in short lines every field counts
+	}
+	return n * m.budget / 1000
+}
 
 // Add assigns line to a cluster, creating one if no template takes it, and
 // returns the cluster as it is after the line, and whether it is new.

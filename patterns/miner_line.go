@@ -164,6 +164,7 @@ func (l *mline) split() {
 	if open {
 		l.close(&cur)
 	}
+	l.dates()
 	l.key = uint64(fnvOffset)
 	for _, f := range l.fields {
 		l.key = mix(l.key, f.shape)
@@ -211,6 +212,32 @@ func (l *mline) close(f *mfield) {
 	}
 	l.fields = append(l.fields, *f)
 }
+
+// dates makes variables of the month and weekday names of dates written
+// out ("Sat Jul  9 12:59:44 2005", "Mon Dec 05"): a month followed by a
+// number, and a weekday followed by such a month.
+func (l *mline) dates() {
+	for i := len(l.fields) - 2; i >= 0; i-- {
+		f, next := &l.fields[i], &l.fields[i+1]
+		if f.vari || f.to-f.from != 1 || !next.vari {
+			continue
+		}
+		h := l.toks[f.from].Hash
+		month := monthNames[h] && l.toks[next.from].Kind == KindNum
+		if !month && !(dayNames[h] && monthNames[l.toks[next.from].Hash]) {
+			continue
+		}
+		f.vari = true
+		f.key = mix(fnvOffset, saltVar)
+		f.shape = mix(mix(fnvOffset, saltVar), uint64(KindTime))
+		l.lits--
+	}
+}
+
+var (
+	monthNames = hashSet("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+	dayNames   = hashSet("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+)
 
 // unit joins a unit ("KB", "ms", "sec") to the number in the field before
 // it, so that "18.4 KB" and "93 B" are one variable field each. The unit
