@@ -326,9 +326,12 @@ func (m *Miner) add(l *mline) (*cluster, bool) {
 		}
 	case how == foundPosition:
 		first := c.firstKey()
-		if c.absorb(l) && c.firstKey() != first {
-			st.unindex(c, first)
-			st.index(c)
+		if c.absorb(l) {
+			if c.firstKey() != first {
+				st.unindex(c, first)
+				st.index(c)
+			}
+			st.subsume(c, m.opts.MaxClusters)
 		}
 	case how == foundAlign && prs != nil:
 		first := c.firstKey()
@@ -447,67 +450,120 @@ func (st *mstate) aligned(l *mline) (*cluster, []pair) {
 const alignMaxFields = 64
 
 // siblings merges the templates that differ from the line by one literal
-// at the same position and nowhere else, once there are Siblings of them with the line, and
-// returns the merged cluster, or nil.
+// at the same position, once there are Siblings of them with the line, or
+// by two literals that repeat one word (a name mentioned twice: for "api"
+// ... container=api), once there are two; elsewhere they must agree (in
+// lines of at least 6 fields, up to the usual cost). It returns the merged
+// cluster, or nil.
 func (m *Miner) siblings(l *mline) *cluster {
 	n := len(l.fields)
 	if n < 2 {
 		return nil
 	}
-	var sib []*cluster
-	var pos []int
+	rest := 0
+	if n >= 6 {
+		rest = m.allowed(n)
+	}
+	type group struct {
+		pos     [2]int
+		members []*cluster
+		words   map[[2]uint64]bool
+	}
+	var groups []*group
 	for _, c := range m.st.byLen[n] {
 		if c.seeded {
 			continue
 		}
-		cost, cc, p := compare(c.items, l.fields, 2)
-		if cc != 1 || cost != 2 || (p == 0 && n < 5) {
+		cost, cc, pos := compare(c.items, l.fields, rest+4)
+		if cc == 0 || cc > 2 || cost-2*cc > rest || (pos[0] == 0 && n < 5) {
 			continue
 		}
-		sib, pos = append(sib, c), append(pos, p)
-	}
-	for len(sib) > 0 {
-		p := pos[0]
-		var group []*cluster
-		words := map[uint64]bool{l.fields[p].key: true}
-		k := 0
-		for i := range sib {
-			if pos[i] == p {
-				group = append(group, sib[i])
-				words[sib[i].items[p].key] = true
-				continue
+		word := [2]uint64{c.items[pos[0]].key}
+		if cc == 1 {
+			pos[1] = -1
+		} else {
+			a, b := &c.items[pos[0]], &c.items[pos[1]]
+			if a.last != b.last || l.fields[pos[0]].last != l.fields[pos[1]].last {
+				continue // two different words changed: another event
 			}
-			sib[k], pos[k] = sib[i], pos[i]
-			k++
+			word[1] = b.key
 		}
-		if len(words) >= m.opts.Siblings {
-			return m.st.mergeGroup(group, p, l, m.opts.MaxClusters)
+		var g *group
+		for _, x := range groups {
+			if x.pos == pos {
+				g = x
+			}
 		}
-		sib, pos = sib[:k], pos[:k]
+		if g == nil {
+			w := [2]uint64{l.fields[pos[0]].key}
+			if pos[1] >= 0 {
+				w[1] = l.fields[pos[1]].key
+			}
+			g = &group{pos: pos, words: map[[2]uint64]bool{w: true}}
+			groups = append(groups, g)
+		}
+		g.members = append(g.members, c)
+		g.words[word] = true
+	}
+	for _, g := range groups {
+		need := m.opts.Siblings
+		if g.pos[1] >= 0 {
+			need = 2
+		}
+		if len(g.words) >= need {
+			return m.st.mergeGroup(g.members, g.pos, l, m.opts.MaxClusters)
+		}
 	}
 	return nil
 }
 
-// mergeGroup merges the group into its largest member, with <*> at
-// position p, and widens it to take the line.
-func (st *mstate) mergeGroup(group []*cluster, p int, l *mline, maxAliases int) *cluster {
+// mergeGroup merges the group into its largest member, with <*> at the
+// positions pos (-1: none), and widens it to take the line.
+func (st *mstate) mergeGroup(group []*cluster, pos [2]int, l *mline, maxAliases int) *cluster {
 	slices.SortStableFunc(group, func(a, b *cluster) int { return cmp.Compare(b.size, a.size) })
 	c := group[0]
 	st.unindex(c, c.firstKey())
-	c.items[p].generalize()
+	for _, p := range pos {
+		if p >= 0 {
+			c.items[p].generalize()
+		}
+	}
 	for _, d := range group[1:] {
 		c.merge(d)
-		c.size += d.size
-		st.remove(d)
-		d.dead, d.into = true, c
-		if len(st.aliases) >= maxAliases {
-			clear(st.aliases)
-		}
-		st.aliases[d.id] = d
+		st.absorbInto(c, d, maxAliases)
 	}
 	c.absorb(l)
 	st.index(c)
+	st.subsume(c, maxAliases)
 	return c
+}
+
+// absorbInto moves d's lines to c and retires d, whose ID then resolves to c.
+func (st *mstate) absorbInto(c, d *cluster, maxAliases int) {
+	c.size += d.size
+	st.remove(d)
+	d.dead, d.into = true, c
+	if len(st.aliases) >= maxAliases {
+		clear(st.aliases)
+	}
+	st.aliases[d.id] = d
+}
+
+// subsume merges into c the templates of its length that c now covers:
+// once a position turned out to vary, templates that differ from c only
+// there are the same event.
+func (st *mstate) subsume(c *cluster, maxAliases int) {
+	if c.variadic || c.noTokens || c.seeded {
+		return
+	}
+	for i := 0; i < len(st.byLen[len(c.items)]); {
+		d := st.byLen[len(c.items)][i]
+		if d == c || d.seeded || !covers(c.items, d.items) {
+			i++
+			continue
+		}
+		st.absorbInto(c, d, maxAliases) // removes d from the slice
+	}
 }
 
 // newID derives a cluster ID from its template: 12 hex digits of its hash,

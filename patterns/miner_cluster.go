@@ -18,7 +18,8 @@ type item struct {
 	shape uint64 // itemVar: the shape of its first field
 	kind  itemKind
 	mixed bool   // itemVar: members differ in shape, so it prints as <*>
-	path  bool   // itemLit: a path
+	path  bool   // itemLit: a path or domain name
+	last  uint64 // itemLit: the hash of its last token
 	sep   string // the text before it: white space and punctuation
 	text  string // how it prints
 }
@@ -85,7 +86,7 @@ func newCluster(l *mline) *cluster {
 	c.items = make([]item, len(l.fields))
 	prev := 0
 	for i, f := range l.fields {
-		it := item{key: f.key, shape: f.shape, path: f.path, sep: clipSep(l.text[prev:f.start])}
+		it := item{key: f.key, shape: f.shape, path: f.path, last: f.last, sep: clipSep(l.text[prev:f.start])}
 		switch {
 		case f.wild:
 			it.kind, it.text = itemAny, "<*>"
@@ -153,10 +154,11 @@ func fits(it *item, f *mfield) bool {
 
 // compare scores a line against a template of the same length, position by
 // position, in half points of cost. Two different literals cost 2 and are
-// counted in cc (the last one's position in ccPos), except two paths,
-// which cost 1: paths vary. A literal against a variable costs 1, and so
-// do two variables of different skeletons. It stops once cost passes limit.
-func compare(items []item, fields []mfield, limit int) (cost, cc, ccPos int) {
+// counted in cc, the first two of them in pos, except two paths or domain
+// names, which cost 1: those vary. A literal against a variable costs 1,
+// and so do two variables of different skeletons. It stops once cost
+// passes limit.
+func compare(items []item, fields []mfield, limit int) (cost, cc int, pos [2]int) {
 	for i := range items {
 		it, f := &items[i], &fields[i]
 		switch it.kind {
@@ -169,8 +171,10 @@ func compare(items []item, fields []mfield, limit int) (cost, cc, ccPos int) {
 				cost++
 			default:
 				cost += 2
+				if cc < 2 {
+					pos[cc] = i
+				}
 				cc++
-				ccPos = i
 			}
 		case itemVar:
 			if !f.vari || f.key != it.key {
@@ -178,10 +182,29 @@ func compare(items []item, fields []mfield, limit int) (cost, cc, ccPos int) {
 			}
 		}
 		if cost > limit {
-			return cost, cc, ccPos
+			return cost, cc, pos
 		}
 	}
-	return cost, cc, ccPos
+	return cost, cc, pos
+}
+
+// covers reports whether template a takes every line template b takes
+// (both of the same length).
+func covers(a, b []item) bool {
+	for i := range a {
+		x, y := &a[i], &b[i]
+		switch x.kind {
+		case itemLit:
+			if y.kind != itemLit || y.key != x.key {
+				return false
+			}
+		case itemVar:
+			if y.kind != itemVar {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // absorb widens c's template, position by position, so that it takes the

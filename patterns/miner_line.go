@@ -48,7 +48,8 @@ type mfield struct {
 	shape uint64
 	vari  bool
 	wild  bool // the field is a lone <*> (templates only)
-	path  bool // a literal with a '/' inside: paths vary more than words
+	path  bool   // a literal path or domain name: these vary more than words
+	last  uint64 // hash of its last token: the value of key=value
 }
 
 // mline is a scanned line. Miners keep a pool of them: scanning allocates
@@ -187,10 +188,14 @@ func (l *mline) addToken(f *mfield, i int) {
 		f.vari = true
 		f.key = mix(f.key, saltVar)
 		f.shape = mix(mix(f.shape, saltVar), uint64(t.Kind))
+		if t.Kind == KindWord && allDigits(t.Text(l.text)) {
+			f.shape = mix(f.shape, t.Hash) // a well-known port prints as itself
+		}
 		return
 	}
 	f.key = mix(f.key, t.Hash)
 	f.shape = mix(f.shape, t.Hash)
+	f.last = t.Hash
 }
 
 func (l *mline) isWild(i int) bool { return i < len(l.wild) && l.wild[i] }
@@ -208,7 +213,7 @@ func (l *mline) close(f *mfield) {
 	}
 	if !f.vari {
 		l.lits++
-		f.path = l.isPath(f)
+		f.path = l.isPath(f) || isDomain(l.text[f.start:f.end])
 	}
 	l.fields = append(l.fields, *f)
 }
@@ -263,7 +268,9 @@ var units = hashSet("b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib
 // numbered reports whether a word that the tokenizer left literal is a
 // variable for the miner: it has digits, it is not in the lexicon (x509,
 // sha256), and it is not a name with one trailing digit, which is usually
-// fixed (eth0, en0, ssh2, wl0, v1).
+// fixed (eth0, en0, ssh2, wl0, v1). Well-known ports (443), which the
+// tokenizer keeps literal, are variables too, but print as themselves
+// while a template's lines agree on them.
 func numbered(s string, hash uint64) bool {
 	if !hasDigit(s) || lexicon[hash] {
 		return false
@@ -287,6 +294,25 @@ func (l *mline) isPath(f *mfield) bool {
 	k := strings.IndexByte(w, '/')
 	return k >= 0 && !(f.to-f.from == 1 && f.end-f.start == int32(len(w)))
 }
+
+// isDomain reports whether s is a host name under a common top-level
+// domain: api.example.com, db.shop.svc.cluster.local.
+func isDomain(s string) bool {
+	d := strings.LastIndexByte(s, '.')
+	if d <= 0 || strings.IndexByte(s[:d], '.') < 0 || !tlds[hashLower(s[d+1:])] {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !(b >= 'a' && b <= 'z' || isDigit(b) || b == '-' || b == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+var tlds = hashSet("com", "net", "org", "io", "dev", "app", "cloud", "local", "internal", "svc", "lan",
+	"edu", "gov", "cn", "de", "uk", "fr", "jp", "ru", "info", "biz", "co")
 
 func isSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\v' || b == '\f'
@@ -340,6 +366,8 @@ func (l *mline) fieldText(f mfield) string {
 			b.WriteString(l.text[t.Start:t.End])
 		case t.Kind != KindWord:
 			b.WriteString(t.Kind.Mask())
+		case allDigits(t.Text(l.text)): // a well-known port, which the tokenizer keeps
+			b.WriteString(t.Text(l.text))
 		case numbered(t.Text(l.text), t.Hash):
 			b.WriteString("<*>")
 		default:
