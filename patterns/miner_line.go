@@ -47,7 +47,7 @@ type mfield struct {
 	// ("uid=<num>"); lines with equal shapes print the same template.
 	shape uint64
 	vari  bool
-	wild  bool // the field is a lone <*> (templates only)
+	wild  bool   // the field is a lone <*> (templates only)
 	path  bool   // a literal path or domain name: these vary more than words
 	last  uint64 // hash of its last token: the value of key=value
 }
