@@ -94,3 +94,17 @@ func TestMatchLongLineBoundedTime(t *testing.T) {
 		t.Errorf("matching a 1 MB line took %v, want well under 5s", d)
 	}
 }
+
+// FuzzJSONMessage: the scanning jsonMessage agrees with encoding/json.
+func FuzzJSONMessage(f *testing.F) {
+	for _, s := range append(jsonCases, fuzzSeeds...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		gm, gl, gok := jsonMessage(s)
+		wm, wl, wok := jsonMessageReference(s)
+		if gm != wm || gl != wl || gok != wok {
+			t.Fatalf("jsonMessage(%q) = %q, %v, %v; want %q, %v, %v", s, gm, gl, gok, wm, wl, wok)
+		}
+	})
+}

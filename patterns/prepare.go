@@ -1,9 +1,6 @@
 package patterns
 
-import (
-	"encoding/json"
-	"strings"
-)
+import "strings"
 
 // Level is a severity inferred from a line's prefix or record.
 type Level uint8
@@ -99,41 +96,6 @@ func maxLevel(a, b Level) Level {
 		return b
 	}
 	return a
-}
-
-// messageKeys are where JSON log records keep their message, in order of preference.
-var messageKeys = [...]string{"log", "msg", "message", "MESSAGE", "short_message", "Message", "body"}
-
-// jsonMessage decodes a JSON log record and returns its message, adding the
-// record's error field when it is separate ({"msg":"...","error":"..."}).
-func jsonMessage(s string) (string, Level, bool) {
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(s), &rec); err != nil {
-		return "", 0, false
-	}
-	var msg string
-	for _, k := range messageKeys {
-		if v, ok := rec[k].(string); ok {
-			msg = v
-			break
-		}
-	}
-	if msg == "" {
-		return "", 0, false
-	}
-	for _, k := range [...]string{"error", "err", "Error", "reason"} {
-		if v, ok := rec[k].(string); ok && v != "" && !strings.Contains(msg, v) {
-			msg += ": " + v
-		}
-	}
-	var lvl Level
-	for _, k := range [...]string{"level", "severity", "lvl", "levelname", "PRIORITY"} {
-		if v, ok := rec[k].(string); ok {
-			lvl = ParseLevel(v)
-			break
-		}
-	}
-	return strings.TrimRight(msg, "\r\n "), lvl, true
 }
 
 // prefixLen returns how many bytes of transport prefix s starts with.
