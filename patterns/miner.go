@@ -450,10 +450,11 @@ func (st *mstate) aligned(l *mline) (*cluster, []pair) {
 const alignMaxFields = 64
 
 // siblings merges the templates that differ from the line by one literal
-// at the same position, once there are Siblings of them with the line, or
-// by two literals that repeat one word (a name mentioned twice: for "api"
-// ... container=api), once there are two; elsewhere they must agree (in
-// lines of at least 6 fields, up to the usual cost). It returns the merged
+// at the same position, once there are Siblings of them with the line (two
+// more in lines of two fields), or by two literals that repeat one word (a
+// name mentioned twice: for "api" ... container=api), once there are two.
+// Elsewhere they must agree (in lines of at least 6 fields, up to the usual
+// cost). HTTP methods never count as siblings. It returns the merged
 // cluster, or nil.
 func (m *Miner) siblings(l *mline) *cluster {
 	n := len(l.fields)
@@ -477,6 +478,9 @@ func (m *Miner) siblings(l *mline) *cluster {
 		cost, cc, pos := compare(c.items, l.fields, rest+4)
 		if cc == 0 || cc > 2 || cost-2*cc > rest || (pos[0] == 0 && n < 5) {
 			continue
+		}
+		if httpMethods[c.items[pos[0]].last] && httpMethods[l.fields[pos[0]].last] {
+			continue // GET and POST are different requests, not a variable
 		}
 		word := [2]uint64{c.items[pos[0]].key}
 		if cc == 1 {
@@ -507,8 +511,13 @@ func (m *Miner) siblings(l *mline) *cluster {
 	}
 	for _, g := range groups {
 		need := m.opts.Siblings
-		if g.pos[1] >= 0 {
+		switch {
+		case g.pos[1] >= 0:
 			need = 2
+		case n == 2:
+			// One word agrees: "shouldBlockLocation running", "... ret:false"
+			// and "... ret:true" are three events; "removing <name>" is one.
+			need += 2
 		}
 		if len(g.words) >= need {
 			return m.st.mergeGroup(g.members, g.pos, l, m.opts.MaxClusters)
@@ -516,6 +525,9 @@ func (m *Miner) siblings(l *mline) *cluster {
 	}
 	return nil
 }
+
+// httpMethods never make a variable by standing where another one stood.
+var httpMethods = hashSet("get", "head", "post", "put", "patch", "delete", "options", "connect", "trace")
 
 // mergeGroup merges the group into its largest member, with <*> at the
 // positions pos (-1: none), and widens it to take the line.
