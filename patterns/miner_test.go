@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // groupingAccuracy is the LogHub benchmark's measure: a line counts when
@@ -486,5 +487,33 @@ func TestMinerIDsStable(t *testing.T) {
 	}
 	if a, b := run(), run(); !slices.Equal(a, b) {
 		t.Error("IDs differ between two runs over the same lines")
+	}
+}
+
+// TestMinerBoundedWork: a stream of lines that all start new templates,
+// and very long lines, cost bounded time, and the miner stays within
+// MaxClusters.
+func TestMinerBoundedWork(t *testing.T) {
+	m := NewMiner(MinerOptions{MaxClusters: 500})
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
+	start := time.Now()
+	for i := range 20000 {
+		var b strings.Builder
+		for j := range 3 + i%12 {
+			b.WriteString(words[(i*7+j*13+i/20)%len(words)])
+			b.WriteByte(' ')
+			b.WriteString(words[(i/len(words)+j)%len(words)])
+			b.WriteByte(' ')
+		}
+		m.Add(b.String())
+	}
+	long := strings.Repeat("open /run/flannel/subnet.env: no such file or directory 10.43.0.1:443 ", 1<<20/70)
+	m.Add(long)
+	m.Add(long + " more")
+	if got := m.Len(); got > 500 {
+		t.Errorf("Len = %d, want at most MaxClusters 500", got)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v, want well under 20s", d)
 	}
 }
