@@ -11,34 +11,48 @@ import (
 // The miner groups log lines that no signature explains into templates
 // ("emerging patterns"), online, in the spirit of Drain (He et al., 2017),
 // written for incidex. A line is prepared and tokenized by the same code
-// as the matcher and split into fields (see mline). Then, in order:
+// as the matcher and split into fields, its white-space-separated words
+// (see mline). A field is a variable when one of its tokens is a masked
+// kind, or, for the miner only, a word with digits (except lexicon words
+// and names with one trailing digit such as eth0 or ssh2), a month or
+// weekday of a written-out date, or a unit after a number ("18.4 KB" is one
+// value). Then, in order:
 //
 //  1. A cache keyed by the line's shape (every field's words and variable
 //     kinds) answers lines seen before in one map lookup.
 //  2. Seeded templates are tried as written, <*> spanning any fields.
 //  3. Templates with as many fields are compared position by position. A
 //     line joins the closest one when at least Similarity of its fields
-//     agree and no two literals differ; a variable where the template has a
-//     literal (or the other way round) turns that position into <*>.
+//     agree and no two literal words differ (two paths or domain names may:
+//     they count as half a difference); a variable where the template has a
+//     literal, or the other way round, turns that position into <*>.
 //  4. Templates of another length whose first field agrees are aligned with
 //     the line (a heaviest common subsequence). The line joins when most
 //     literals are common, in order, and each stretch where they differ has
 //     a variable on one side; the stretches become <*> gaps, which match any
 //     number of fields from then on.
 //  5. Two literals that differ at one position are not enough to call that
-//     position a variable ("bytes" and "values", "Started" and "Paused" are
-//     different events): the line starts a template of its own. Once
-//     Siblings templates differ only there, each by another word, they are
-//     merged into one with <*> at that position ("user cyrus", "user news",
-//     "user test").
+//     position a variable ("bytes" and "values", "Started" and "Paused",
+//     GET and POST are different events): the line starts a template of its
+//     own. Once Siblings templates differ only there, each by another word,
+//     they are merged into one with <*> at that position ("user cyrus",
+//     "user news", "user test"). A name that the line repeats ("for \"api\"
+//     ... container=api") is a variable as soon as a second one shows up.
 //  6. Otherwise the line starts a new template.
+//
+// When a template widens, the templates of its length that it now covers
+// are merged into it. A merged cluster's ID then resolves (Resolve) to the
+// cluster that took its lines.
 //
 // Variable parts print as the tokenizer's masks (<ip>, <num>, <hex>, ...;
 // "uid=<num>"), and as <*> where lines differ in kind, where a literal
-// turned out to vary, or where a gap spans fields.
+// turned out to vary, or where a gap spans fields. Templates are in the
+// syntax of Parse, so an emerging pattern can become a signature.
 //
 // The miner keeps at most MaxClusters templates besides seeded ones; when
-// a new one would pass that, the least recently used one is evicted.
+// a new one would pass that, the least recently used one is evicted. Each
+// template keeps at most 128 fields of at most 256 bytes, so memory is
+// bounded too.
 
 // Defaults of MinerOptions.
 const (
