@@ -36,8 +36,8 @@ import (
 //     GET and POST are different events): the line starts a template of its
 //     own. Once Siblings templates differ only there, each by another word,
 //     they are merged into one with <*> at that position ("user cyrus",
-//     "user news", "user test"). A name that the line repeats ("for \"api\"
-//     ... container=api") is a variable as soon as a second one shows up.
+//     "user news", "user test"). A name that the line repeats (for "api"
+//     ... container=api) is a variable as soon as a second one shows up.
 //  6. Otherwise the line starts a new template.
 //
 // When a template widens, the templates of its length that it now covers
