@@ -94,3 +94,54 @@ func TestMatchLongLineBoundedTime(t *testing.T) {
 		t.Errorf("matching a 1 MB line took %v, want well under 5s", d)
 	}
 }
+
+// FuzzJSONMessage: the scanning jsonMessage agrees with encoding/json.
+func FuzzJSONMessage(f *testing.F) {
+	for _, s := range append(jsonCases, fuzzSeeds...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		gm, gl, gok := jsonMessage(s)
+		wm, wl, wok := jsonMessageReference(s)
+		if gm != wm || gl != wl || gok != wok {
+			t.Fatalf("jsonMessage(%q) = %q, %v, %v; want %q, %v, %v", s, gm, gl, gok, wm, wl, wok)
+		}
+	})
+}
+
+// FuzzMinerAdd: adding any lines to a miner never panics, every non-empty
+// line lands in a cluster with a non-empty template that Parse reads or
+// that is the line's own punctuation, and a snapshot restores.
+func FuzzMinerAdd(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, "dial tcp 10.43.0.1:443: i/o timeout")
+	}
+	f.Add("proxy:5070 close, 0 bytes sent, lifetime 00:01", "proxy:5070 close, 451 bytes (18.4 KB) sent, lifetime <1 sec")
+	f.Add("session opened for user a by (uid=0)", "session opened for user b by (uid=0)")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		m := NewMiner(MinerOptions{MaxClusters: 4})
+		if err := m.Seed("seed", "dial tcp <ip>:443: <*>"); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range []string{a, b, a + " " + b, b, a} {
+			c, _ := m.Add(line)
+			if line != "" && c.Template == "" {
+				t.Fatalf("Add(%q): empty template", line)
+			}
+			if c.ID == "" {
+				t.Fatalf("Add(%q): empty id", line)
+			}
+			if got, ok := m.Match(line); !ok || got.ID != c.ID {
+				t.Fatalf("Match(%q) = %+v, %v after Add put it in %s", line, got, ok, c.ID)
+			}
+		}
+		snap := m.Snapshot()
+		r := NewMiner(MinerOptions{MaxClusters: 4})
+		if err := r.Restore(snap); err != nil {
+			t.Fatalf("Restore(Snapshot()): %v", err)
+		}
+		if got := r.Snapshot(); len(got) != len(snap) {
+			t.Fatalf("restored %d clusters, want %d", len(got), len(snap))
+		}
+	})
+}

@@ -106,64 +106,6 @@ func maxLevel(a, b Level) Level {
 	return a
 }
 
-// messageKeys are where JSON log records keep their message, in order of preference.
-var messageKeys = [...]string{"log", "msg", "message", "MESSAGE", "short_message", "Message", "body"}
-
-// jsonMessage reads a JSON log record and returns its message, adding the
-// record's error field when it is separate ({"msg":"...","error":"..."}).
-// It scans the record without decoding the fields it does not need.
-func jsonMessage(s string) (string, Level, bool) {
-	var msg, extra jsonField
-	msgRank, extraRank := len(messageKeys), len(errorKeys)
-	var lvl Level
-	ok := scanJSONObject(s, func(f jsonField) {
-		for r, k := range messageKeys[:msgRank] {
-			if f.key == k {
-				msg, msgRank = f, r
-				return
-			}
-		}
-		for r, k := range errorKeys[:extraRank] {
-			if f.key == k {
-				extra, extraRank = f, r
-				return
-			}
-		}
-		if lvl == LevelUnknown {
-			for _, k := range levelKeys {
-				if f.key == k {
-					lvl = ParseLevel(f.raw)
-				}
-			}
-		}
-	})
-	if !ok || msgRank == len(messageKeys) {
-		return "", 0, false
-	}
-	text := fieldText(msg)
-	if text == "" {
-		return "", 0, false
-	}
-	if extraRank < len(errorKeys) {
-		if e := fieldText(extra); e != "" && !strings.Contains(text, e) {
-			text = strings.TrimRight(text, "\r\n ") + ": " + e
-		}
-	}
-	return strings.TrimRight(text, "\r\n "), lvl, true
-}
-
-var (
-	errorKeys = [...]string{"error", "err", "Error", "reason"}
-	levelKeys = [...]string{"level", "severity", "lvl", "levelname", "PRIORITY"}
-)
-
-func fieldText(f jsonField) string {
-	if f.escaped {
-		return unescapeJSON(f.raw)
-	}
-	return f.raw
-}
-
 // prefixLen returns how many bytes of transport prefix s starts with.
 func prefixLen(s string) (int, Level) {
 	if len(s) < 8 {

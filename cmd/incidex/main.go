@@ -67,6 +67,7 @@ func commands() []command {
 		{"show", "show one incident", runShow},
 		{"list", "list incidents", runList},
 		{"check", "check that every incident's examples match it and nothing else", runCheck},
+		{"mine", "cluster log lines into templates", runMine},
 		{"reindex", "rebuild the search index from the database", runReindex},
 		{"config", "print the effective configuration", runConfig},
 		{"healthcheck", "check a running server (for container health checks)", runHealthcheck},

@@ -1,0 +1,86 @@
+package patterns
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// minerCorpus is the labelled miner corpora and the healthy-cluster corpus:
+// kubelet, containerd, application, syslog and nginx lines.
+func minerCorpus(b *testing.B) []string {
+	files, _ := filepath.Glob("testdata/miner/*.log")
+	files = append(files, "../testdata/corpus/healthy.log")
+	var lines []string
+	for _, f := range files {
+		lines = append(lines, readLines(b, f)...)
+	}
+	return lines
+}
+
+// BenchmarkMinerAdd: one op is one line added to a miner that has seen the
+// corpus once, the steady state of a stream whose patterns recur.
+func BenchmarkMinerAdd(b *testing.B) {
+	lines := minerCorpus(b)
+	m := NewMiner(MinerOptions{})
+	for _, l := range lines {
+		m.Add(l)
+	}
+	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m.Add(lines[i%len(lines)])
+		i++
+	}
+	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// BenchmarkMinerAddCold: a new miner per pass over the corpus, so every
+// template is created, widened and merged as the lines come.
+func BenchmarkMinerAddCold(b *testing.B) {
+	lines := minerCorpus(b)
+	b.SetBytes(corpusBytes(lines))
+	b.ReportAllocs()
+	for b.Loop() {
+		m := NewMiner(MinerOptions{})
+		for _, l := range lines {
+			m.Add(l)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(lines))/b.Elapsed().Seconds(), "lines/s")
+}
+
+// BenchmarkMinerAddParallel: Add from GOMAXPROCS goroutines; lines are
+// scanned in parallel and assigned under the miner's lock.
+func BenchmarkMinerAddParallel(b *testing.B) {
+	lines := minerCorpus(b)
+	m := NewMiner(MinerOptions{})
+	for _, l := range lines {
+		m.Add(l)
+	}
+	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			m.Add(lines[i%len(lines)])
+			i++
+		}
+	})
+}
+
+// BenchmarkMinerMatch: looking lines up without adding them.
+func BenchmarkMinerMatch(b *testing.B) {
+	lines := minerCorpus(b)
+	m := NewMiner(MinerOptions{})
+	for _, l := range lines {
+		m.Add(l)
+	}
+	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m.Match(lines[i%len(lines)])
+		i++
+	}
+}
