@@ -26,6 +26,27 @@ func classify(s string) Kind {
 	return classifyWith(s, hashLower(s), st)
 }
 
+// classifyHashed is classify for a piece whose hash is known.
+func classifyHashed(s string, hash uint64) Kind {
+	var st pieceStats
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case isDigit(b):
+			st.digits++
+			st.run++
+			if st.run > st.maxRun {
+				st.maxRun = st.run
+			}
+			continue
+		case isLetter(b):
+			st.letters++
+		}
+		st.run = 0
+	}
+	return classifyWith(s, hash, st)
+}
+
 // classifyWith classifies a piece whose hash and counts are known.
 func classifyWith(s string, hash uint64, st pieceStats) Kind {
 	if st.digits == 0 || len(s) == 0 || (st.letters > 0 && lexicon[hash]) {

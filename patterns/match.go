@@ -4,14 +4,25 @@ import "sort"
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
-	toks    []Token
-	acc     []float32
-	touched []int32
-	dp      []float32
-	credit  []float32
-	known   []Token   // the line's tokens that some signature could match
-	lw      []float32 // their weights
-	lineW   float32   // the weight of the whole line
+	toks      []Token
+	acc       []float32
+	touched   []int32
+	pass      []int32 // signatures whose bounds reach the threshold
+	pairs     []alignPair
+	kword     []int32  // vocabulary index of each known token, -1 when none
+	stamp     []uint32 // per vocabulary word: the epoch of the signature being aligned
+	head      []int32  // per vocabulary word: its first position in that signature
+	epoch     uint32
+	best      []float32
+	pred      []int32
+	fen       []fenNode
+	bound     []float32 // their bounds
+	groupBest []float32 // per group, the best score so far (zero between lines)
+	dp        []float32
+	credit    []float32
+	known     []Token   // the line's tokens that some signature could match
+	lw        []float32 // their weights
+	lineW     float32   // the weight of the whole line
 }
 
 func (s *Set) getScratch() *scratch {
@@ -38,7 +49,7 @@ func (s *Set) MatchMode(line string, mode Mode, minScore float64, dst []Match) [
 	p := Prepare(line)
 	sc := s.getScratch()
 	defer s.scratch.Put(sc)
-	sc.toks = Tokenize(p.Text, sc.toks[:0])
+	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
 	start := len(dst)
 	dst = s.candidates(p.Text, mode, min, sc, dst)
 	if len(dst) > start {
@@ -49,70 +60,102 @@ func (s *Set) MatchMode(line string, mode Mode, minScore float64, dst []Match) [
 }
 
 // candidates scores the signatures that could reach min. One pass over the
-// line's tokens weighs them and adds each anchor's weight to the signatures
-// that have it. A signature is then scored only if one of two upper bounds
-// reaches min: the stream bound (its anchors the line has, plus all its
-// other weight) or the fragment bound (the line's weight that the
-// signature could cover: the anchors they share plus the line's masks and
-// minor words; words no signature has can never be covered).
+// line's tokens looks each up once and adds each anchor's weight to the
+// signatures that have it. A signature is then scored only if one of two
+// upper bounds reaches min: the stream bound (its anchors the line has,
+// plus all its other weight) or the fragment bound (the line's weight that
+// the signature could cover: the anchors they share plus the line's masks
+// and minor words; words no signature has can never be covered). Tokens
+// with digits are classified only when a signature gets that far.
 func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst []Match) []Match {
 	sc.touched = sc.touched[:0]
-	sc.lw = sc.lw[:0]
-	sc.known = sc.known[:0]
-	var lineW, lineFree, unknown float32
+	var lineW, lineFree, unknown, pendHi, pendLo float32
 	var lineErr errMask
-	for _, t := range sc.toks {
-		var w float32
+	pending := false
+	for i := range sc.toks {
+		t := &sc.toks[i]
+		e := s.vocab.get(t.Hash)
+		if t.Kind == kindPending {
+			if e == nil || !e.known {
+				// A mask or an unknown word: weigh it within bounds for now.
+				pending = true
+				pendHi += ipWeight
+				pendLo += maskWeight(KindTime)
+				continue
+			}
+			t.Kind = resolveKind(text, *t)
+		}
 		if t.Kind != KindWord {
-			w = maskWeight(t.Kind)
+			w := maskWeight(t.Kind)
 			lineFree += w
-			sc.known = append(sc.known, t)
-			sc.lw = append(sc.lw, w)
 			lineW += w
 			continue
 		}
-		e := s.vocab.get(t.Hash)
-		switch {
-		case e == nil || !e.known:
-			w = s.unknownWeight(t, e)
+		if e == nil || !e.known {
+			w := s.unknownWeight(*t, e)
 			unknown += w
 			lineW += w
-			continue // no signature has it: it takes no part in any alignment
-		default:
-			w = e.weight
-			if e.isErr {
-				lineErr.set(e.errBit)
-			}
-			if !e.anchor {
-				lineFree += w
-				break
-			}
-			for _, p := range s.vocab.postings(e) {
-				if sc.acc[p.sig] == 0 {
-					sc.touched = append(sc.touched, p.sig)
-				}
-				sc.acc[p.sig] += p.weight
-			}
+			continue
 		}
-		sc.known = append(sc.known, t)
-		sc.lw = append(sc.lw, w)
-		lineW += w
+		lineW += e.weight
+		if e.isErr {
+			lineErr.set(e.errBit)
+		}
+		if !e.anchor {
+			lineFree += e.weight
+			continue
+		}
+		for _, p := range s.vocab.postings(e) {
+			if sc.acc[p.sig] == 0 {
+				sc.touched = append(sc.touched, p.sig)
+			}
+			sc.acc[p.sig] += p.weight
+		}
 	}
-	sc.lineW = lineW
 	fragMin := float32(streamFragMinInfo)
 	if mode == Query {
 		fragMin = 0
 	}
-	fragPossible := lineW > 0 && (lineW-unknown)/lineW*fragmentCap >= min && lineW-unknown >= fragMin
+	wHi, wLo, freeHi := lineW+pendHi, lineW+pendLo, lineFree+pendHi
+	fragPossible := wLo > 0 && (wHi-unknown)/wHi*fragmentCap >= min && wHi-unknown >= fragMin
+	sc.pass, sc.bound = sc.pass[:0], sc.bound[:0]
 	for _, i := range sc.touched {
 		c := &s.pats[i]
 		acc := sc.acc[i]
 		sc.acc[i] = 0
 		upper := (acc + c.free) / c.total
-		if fragPossible && acc+lineFree >= fragMin {
-			upper = max(upper, (acc+lineFree)/lineW*fragmentCap)
+		if fragPossible && acc+freeHi >= fragMin {
+			upper = max(upper, (acc+freeHi)/wLo*fragmentCap)
 		}
 		if upper*c.boost < min || (c.hasErr && !c.errMask.intersects(&lineErr)) {
+			continue
+		}
+		sc.pass = append(sc.pass, i)
+		sc.bound = append(sc.bound, upper*c.boost)
+	}
+	if len(sc.pass) == 0 {
+		return dst
+	}
+	if pending {
+		for i := range sc.toks {
+			if sc.toks[i].Kind == kindPending {
+				sc.toks[i].Kind = resolveKind(text, sc.toks[i])
+			}
+		}
+	}
+	s.weighLine(text, sc)
+	// Best bound first; a signature whose bound cannot beat its incident's
+	// best score so far is not aligned at all.
+	if len(sc.pass) > 1 {
+		sort.Sort(byBound{sc.pass, sc.bound})
+	}
+	if cap(sc.groupBest) < s.groups {
+		sc.groupBest = make([]float32, s.groups)
+	}
+	gb := sc.groupBest[:s.groups]
+	for k, i := range sc.pass {
+		c := &s.pats[i]
+		if gb[c.group] >= sc.bound[k] {
 			continue
 		}
 		stream, frag := s.score(c, text, sc, mode)
@@ -125,9 +168,56 @@ func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst [
 		}
 		if float32(m.Score) >= min {
 			dst = append(dst, m)
+			gb[c.group] = max(gb[c.group], float32(m.Score))
 		}
 	}
+	for _, i := range sc.pass {
+		gb[s.pats[i].group] = 0
+	}
 	return dst
+}
+
+// byBound sorts candidates by their bound, highest first.
+type byBound struct {
+	sig   []int32
+	bound []float32
+}
+
+func (b byBound) Len() int           { return len(b.sig) }
+func (b byBound) Less(i, j int) bool { return b.bound[i] > b.bound[j] }
+func (b byBound) Swap(i, j int) {
+	b.sig[i], b.sig[j] = b.sig[j], b.sig[i]
+	b.bound[i], b.bound[j] = b.bound[j], b.bound[i]
+}
+
+// weighLine fills the scratch's known tokens (those a signature could
+// match) with their weights, and the weight of the whole line.
+func (s *Set) weighLine(text string, sc *scratch) {
+	sc.known, sc.lw, sc.kword, sc.lineW = sc.known[:0], sc.lw[:0], sc.kword[:0], 0
+	for _, t := range sc.toks {
+		var w float32
+		id := s.vocab.index(t.Hash)
+		var e *vocabEntry
+		if id >= 0 {
+			e = &s.vocab.entries[id]
+			if !e.known {
+				id = -1
+			}
+		}
+		switch {
+		case t.Kind != KindWord:
+			w = maskWeight(t.Kind)
+		case id >= 0:
+			w = e.weight
+		default:
+			sc.lineW += s.unknownWeight(t, e)
+			continue // no signature has it: it takes no part in any alignment
+		}
+		sc.known = append(sc.known, t)
+		sc.lw = append(sc.lw, w)
+		sc.kword = append(sc.kword, id)
+		sc.lineW += w
+	}
 }
 
 // unknownWeight weighs a word that no signature has: its prior (stop and
@@ -202,38 +292,6 @@ func credit(st sigToken, t Token) float32 {
 // signature's type weight matched) and, when frag is set, the fragment score
 // (share of the line's own weight matched).
 func (s *Set) score(c *compiled, text string, sc *scratch, mode Mode) (float32, float32) {
-	toks := sc.known
-	n, m := len(c.toks), len(toks)
-	if n == 0 || m == 0 {
-		return 0, 0
-	}
-	w := m + 1
-	if cap(sc.dp) < (n+1)*w {
-		sc.dp = make([]float32, (n+1)*w)
-	}
-	dp := sc.dp[:(n+1)*w]
-	for j := 0; j <= m; j++ {
-		dp[j] = 0
-	}
-	for i := 1; i <= n; i++ {
-		st := c.toks[i-1]
-		tw := c.types[st.typ].weight
-		row, prev := dp[i*w:(i+1)*w], dp[(i-1)*w:i*w]
-		row[0] = 0
-		for j := 1; j <= m; j++ {
-			best := prev[j]
-			if row[j-1] > best {
-				best = row[j-1]
-			}
-			if cr := credit(st, toks[j-1]); cr > 0 {
-				if v := prev[j-1] + cr*tw; v > best {
-					best = v
-				}
-			}
-			row[j] = best
-		}
-	}
-	// Trace back: per signature type the best credit, per line token its credit.
 	if cap(sc.credit) < len(c.types) {
 		sc.credit = make([]float32, len(c.types))
 	}
@@ -241,25 +299,7 @@ func (s *Set) score(c *compiled, text string, sc *scratch, mode Mode) (float32, 
 	for k := range cr {
 		cr[k] = 0
 	}
-	var lineCovered float32
-	for i, j := n, m; i > 0 && j > 0; {
-		v := dp[i*w+j]
-		switch {
-		case v == dp[(i-1)*w+j]:
-			i--
-		case v == dp[i*w+j-1]:
-			j--
-		default:
-			st := c.toks[i-1]
-			x := credit(st, toks[j-1])
-			if x > cr[st.typ] {
-				cr[st.typ] = x
-			}
-			lineCovered += x * sc.lw[j-1]
-			i--
-			j--
-		}
-	}
+	lineCovered := s.alignSparse(c, sc, cr)
 	var got float32
 	errOK, distinct := !c.hasErr, false
 	for k, ti := range c.types {
@@ -285,6 +325,105 @@ func (s *Set) score(c *compiled, text string, sc *scratch, mode Mode) (float32, 
 		f = 0
 	}
 	return stream, f * fragmentCap
+}
+
+// alignPair is a signature token i and a line token j that can match, with
+// what the match earns.
+type alignPair struct {
+	i, j int32
+	w    float32 // credit × the signature type's weight
+	cr   float32 // credit
+}
+
+// alignSparse finds the best in-order alignment of signature c with the
+// line's known tokens: the heaviest chain of matching pairs increasing in
+// both the signature and the line (a weighted longest common subsequence
+// over the few pairs that match, with a Fenwick tree of prefix maxima, in
+// O(pairs log n) rather than O(n·m)). It fills cr with each signature
+// type's best credit on the chain and returns the line weight it covers.
+func (s *Set) alignSparse(c *compiled, sc *scratch, cr []float32) float32 {
+	sc.pairs = sc.pairs[:0]
+	if len(sc.stamp) < len(s.vocab.entries) {
+		sc.stamp = make([]uint32, len(s.vocab.entries))
+		sc.head = make([]int32, len(s.vocab.entries))
+	}
+	sc.epoch++
+	c.markWords(sc.stamp, sc.head, sc.epoch)
+	for j, t := range sc.known {
+		sc.pairs = c.pairsFor(t, int32(j), sc.kword[j], sc.stamp, sc.head, sc.epoch, sc.pairs)
+	}
+	if len(sc.pairs) == 0 {
+		return 0
+	}
+	n := len(c.toks)
+	if cap(sc.fen) < n+1 {
+		sc.fen = make([]fenNode, n+1)
+	}
+	fen := sc.fen[:n+1]
+	for k := range fen {
+		fen[k] = fenNode{idx: -1}
+	}
+	if cap(sc.best) < len(sc.pairs) {
+		sc.best = make([]float32, len(sc.pairs))
+		sc.pred = make([]int32, len(sc.pairs))
+	}
+	best, pred := sc.best[:len(sc.pairs)], sc.pred[:len(sc.pairs)]
+	top, topIdx := float32(0), int32(-1)
+	for g := 0; g < len(sc.pairs); {
+		// All pairs of one line token first, then the tree updates, so a
+		// chain never uses a line token twice.
+		h := g
+		for h < len(sc.pairs) && sc.pairs[h].j == sc.pairs[g].j {
+			p := sc.pairs[h]
+			v, from := fenQuery(fen, int(p.i)) // best chain over signature tokens < i
+			best[h], pred[h] = v+p.w, from
+			h++
+		}
+		for k := g; k < h; k++ {
+			fenUpdate(fen, int(sc.pairs[k].i)+1, best[k], int32(k))
+			if best[k] > top {
+				top, topIdx = best[k], int32(k)
+			}
+		}
+		g = h
+	}
+	var covered float32
+	for k := topIdx; k >= 0; k = pred[k] {
+		p := sc.pairs[k]
+		t := c.toks[p.i].typ
+		if p.cr > cr[t] {
+			cr[t] = p.cr
+		}
+		covered += p.cr * sc.lw[p.j]
+	}
+	return covered
+}
+
+// fenNode is a Fenwick tree node: the best chain value over a range of
+// signature positions and the alignPair that ends it.
+type fenNode struct {
+	val float32
+	idx int32
+}
+
+// fenQuery returns the best value (and its alignPair) over positions < i.
+func fenQuery(fen []fenNode, i int) (float32, int32) {
+	v, idx := float32(0), int32(-1)
+	for ; i > 0; i -= i & -i {
+		if fen[i].val > v {
+			v, idx = fen[i].val, fen[i].idx
+		}
+	}
+	return v, idx
+}
+
+// fenUpdate records value v for 1-based position i.
+func fenUpdate(fen []fenNode, i int, v float32, idx int32) {
+	for ; i < len(fen); i += i & -i {
+		if v > fen[i].val {
+			fen[i] = fenNode{val: v, idx: idx}
+		}
+	}
 }
 
 // fragmentCap keeps a fragment's score just below what the whole line earns.

@@ -40,8 +40,10 @@ func benchDefs(tb testing.TB, n int) []Def {
 	for i := 0; i < n; i++ {
 		text := base[i%len(base)]
 		if i >= len(base) {
+			// Another failure mode in the same style: 40% of the words are
+			// replaced, so it shares the vocabulary but not the message.
 			words := strings.Fields(text)
-			for k := 0; k < 3; k++ {
+			for k := 0; k < max(2, len(words)*2/5); k++ {
 				j := r.IntN(len(words))
 				words[j] = fmt.Sprintf("component%dx%d", i, k)
 			}

@@ -1,9 +1,11 @@
 package patterns
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -77,15 +79,21 @@ type posting struct {
 
 // compiled is a signature ready for scoring.
 type compiled struct {
-	pat     *Pattern
-	toks    []sigToken
-	types   []typeInfo
-	total   float32 // Σ type weights
-	free    float32 // Σ weights of types not in the prefilter index
-	boost   float32
-	hasErr  bool
-	errMask errMask // the signature's error words
-	literal int     // number of literal types
+	pat        *Pattern
+	toks       []sigToken
+	types      []typeInfo
+	total      float32 // Σ type weights
+	free       float32 // Σ weights of types not in the prefilter index
+	boost      float32
+	hasErr     bool
+	errMask    errMask           // the signature's error words
+	literal    int               // number of literal types
+	group      int32             // index of its group (incident)
+	lits       []litPos          // its literal tokens by hash
+	masks      [numKinds][]int32 // positions of its masked tokens by kind
+	litWord    []int32           // vocabulary index of each literal token, -1 for masks
+	sameNext   []int32           // next position with the same literal word, -1 at the last
+	firstWords []int32           // positions where each distinct literal word first appears
 }
 
 type sigToken struct {
@@ -151,8 +159,15 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	s.countDF(pats)
 	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
 	s.pats = make([]compiled, len(defs))
+	groupIdx := map[string]int32{}
 	for i := range defs {
 		s.pats[i] = s.compile(pats[i], defs[i])
+		g, ok := groupIdx[defs[i].Group]
+		if !ok {
+			g = int32(len(groupIdx))
+			groupIdx[defs[i].Group] = g
+		}
+		s.pats[i].group = g
 	}
 	s.buildVocab()
 	s.scratch.New = func() any { return new(scratch) }
@@ -226,10 +241,25 @@ func (s *Set) buildVocab() {
 	s.vocab = v
 	for i := range s.pats {
 		c := &s.pats[i]
-		for _, t := range c.toks {
-			if t.kind == KindWord && c.types[t.typ].isErr {
+		c.litWord = make([]int32, len(c.toks))
+		c.sameNext = make([]int32, len(c.toks))
+		last := map[int32]int{}
+		for k, t := range c.toks {
+			c.litWord[k], c.sameNext[k] = -1, -1
+			if t.kind != KindWord {
+				continue
+			}
+			if c.types[t.typ].isErr {
 				c.errMask.set(errBits[t.hash])
 			}
+			id := v.index(t.hash)
+			c.litWord[k] = id
+			if p, ok := last[id]; ok {
+				c.sameNext[p] = int32(k)
+			} else {
+				c.firstWords = append(c.firstWords, int32(k))
+			}
+			last[id] = k
 		}
 	}
 }
@@ -285,6 +315,14 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 		}
 		c.toks = append(c.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: ti, placeholder: t.Placeholder})
 	}
+	for i, t := range c.toks {
+		if t.kind == KindWord {
+			c.lits = append(c.lits, litPos{hash: t.hash, pos: int32(i)})
+			continue
+		}
+		c.masks[t.kind] = append(c.masks[t.kind], int32(i))
+	}
+	slices.SortFunc(c.lits, func(a, b litPos) int { return cmp.Compare(a.hash, b.hash) })
 	for _, ti := range c.types {
 		c.total += ti.weight
 		c.hasErr = c.hasErr || ti.isErr
@@ -327,6 +365,63 @@ func (c *compiled) anchors() []anchor {
 		}
 	}
 	return out
+}
+
+// litPos is a literal token of a signature: its hash and position.
+type litPos struct {
+	hash uint64
+	pos  int32
+}
+
+// pairsFor appends the pairs line token t (at line position j, with
+// vocabulary index word, or -1) makes with the signature's tokens, in
+// signature order. stamp/head map a word to its first position in this
+// signature (see markWords).
+func (c *compiled) pairsFor(t Token, j, word int32, stamp []uint32, head []int32, epoch uint32, dst []alignPair) []alignPair {
+	start := len(dst)
+	if word >= 0 && stamp[word] == epoch {
+		for i := head[word]; i >= 0; i = c.sameNext[i] {
+			dst = c.addPair(dst, i, j, t)
+		}
+	}
+	if t.Kind == KindWord || t.Kind >= numKinds {
+		return dst
+	}
+	lits := len(dst) - start
+	for _, i := range c.masks[t.Kind] {
+		dst = c.addPair(dst, i, j, t)
+	}
+	switch t.Kind {
+	case KindPod:
+		for _, i := range c.masks[KindID] {
+			dst = c.addPair(dst, i, j, t)
+		}
+	case KindID:
+		for _, i := range c.masks[KindPod] {
+			dst = c.addPair(dst, i, j, t)
+		}
+	}
+	if len(dst)-start > 1 && (lits > 0 || t.Kind == KindPod || t.Kind == KindID) {
+		slices.SortFunc(dst[start:], func(a, b alignPair) int { return cmp.Compare(a.i, b.i) })
+	}
+	return dst
+}
+
+// markWords stamps the signature's literal words with epoch and records
+// their first positions, so pairsFor finds them in O(1).
+func (c *compiled) markWords(stamp []uint32, head []int32, epoch uint32) {
+	for _, k := range c.firstWords {
+		w := c.litWord[k]
+		stamp[w], head[w] = epoch, k
+	}
+}
+
+func (c *compiled) addPair(dst []alignPair, i, j int32, t Token) []alignPair {
+	st := c.toks[i]
+	if x := credit(st, t); x > 0 {
+		dst = append(dst, alignPair{i: i, j: j, w: x * c.types[st.typ].weight, cr: x})
+	}
+	return dst
 }
 
 // Len returns the number of signatures.

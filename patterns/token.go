@@ -96,15 +96,34 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// hashLower is FNV-1a over the ASCII-lower-cased bytes of s.
+// hashLower hashes s with ASCII letters folded to lower case, eight bytes
+// at a time: OR-ing 0x20 into every byte lower-cases letters and leaves
+// digits and the punctuation tokens hold as they are.
 func hashLower(s string) uint64 {
-	h := uint64(fnvOffset)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(lower[s[i]])
-		h *= fnvPrime
+	h := uint64(fnvOffset) ^ uint64(len(s))*hashMul2
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		h = (h ^ (w | 0x2020202020202020)) * hashMul1
+		h ^= h >> 31
 	}
-	return h
+	if i < len(s) {
+		var w uint64
+		for k := 0; i+k < len(s); k++ {
+			w |= uint64(s[i+k]|0x20) << (8 * k)
+		}
+		h = (h ^ w) * hashMul1
+		h ^= h >> 31
+	}
+	h *= hashMul2
+	return h ^ h>>29
 }
+
+const (
+	hashMul1 = 0x9E3779B97F4A7C15
+	hashMul2 = 0xBF58476D1CE4E5B9
+)
 
 // HashWord returns the hash a literal token with this text gets, so callers
 // can look tokens up without tokenising.
@@ -117,10 +136,33 @@ const maxTokens = 512
 // Tokenize appends the tokens of line to dst and returns it. It does not
 // allocate when dst has room.
 func Tokenize(line string, dst []Token) []Token {
+	start := len(dst)
+	dst = tokenizeLazy(line, dst)
+	for i := start; i < len(dst); i++ {
+		if dst[i].Kind == kindPending {
+			dst[i].Kind = resolveKind(line, dst[i])
+		}
+	}
+	return dst
+}
+
+// kindPending marks a token with digits whose kind tokenizeLazy left for
+// later: most tokens of most lines never need it.
+const kindPending = numKinds
+
+// resolveKind classifies a pending token.
+func resolveKind(line string, t Token) Kind {
+	return classifyHashed(t.Text(line), t.Hash)
+}
+
+// tokenizeLazy is Tokenize without classifying plain pieces that hold
+// digits (they are kindPending).
+func tokenizeLazy(line string, dst []Token) []Token {
 	n := len(line)
 	for i := 0; i < n && len(dst) < maxTokens; {
 		c := line[i]
-		if separator[c] {
+		f := byteFlags[c]
+		if f&fSep != 0 {
 			// Escaped control characters inside JSON-escaped text (\n, \t)
 			// separate tokens; skip the letter so it does not glue onto the next word.
 			if c == '\\' && i+1 < n && (line[i+1] == 'n' || line[i+1] == 't' || line[i+1] == 'r') {
@@ -130,94 +172,69 @@ func Tokenize(line string, dst []Token) []Token {
 			i++
 			continue
 		}
-		// One pass over the piece: its end, its hash without the
-		// punctuation trimPiece would drop, and its digit and letter counts.
-		// Pieces that need more (leading punctuation, ':' or '/' inside)
-		// go through piece.
-		if leadTrim[c] {
-			j := i + 1
-			for j < n && !separator[line[j]] {
-				j++
-			}
-			dst = piece(line, i, j, dst)
-			i = j
-			continue
-		}
-		h, hGood := uint64(fnvOffset), uint64(0)
-		jGood := i
-		var st pieceStats
-		composite := false
-		j := i
+		// One pass to the end of the piece, collecting which kinds of bytes
+		// it holds and where its trailing punctuation starts.
+		var acc uint8
+		j, jGood := i, i
 		for ; j < n; j++ {
-			c := line[j]
-			if separator[c] {
+			f := byteFlags[line[j]]
+			if f&fSep != 0 {
 				break
 			}
-			h ^= uint64(lower[c])
-			h *= fnvPrime
-			switch cls := byteClass[c]; cls {
-			case clsDigit:
-				st.digits++
-				st.run++
-				if st.run > st.maxRun {
-					st.maxRun = st.run
-				}
-				hGood, jGood = h, j+1
-				continue
-			case clsLetter:
-				st.letters++
-			case clsColonSlash:
-				composite = true
-				st.run = 0
-				continue
-			case clsTrail:
-				st.run = 0
-				continue
+			acc |= f
+			if f&fTrail == 0 {
+				jGood = j + 1
 			}
-			st.run = 0
-			hGood, jGood = h, j+1
 		}
 		switch {
-		case jGood == i:
-		case composite:
+		case f&fLead != 0 || acc&fColonSlash != 0 && hasColonSlash(line[i:jGood]):
 			dst = piece(line, i, j, dst)
-		default:
-			t := line[i:jGood]
-			dst = append(dst, Token{Start: int32(i), End: int32(jGood), Kind: classifyWith(t, hGood, st), Hash: hGood})
+		case jGood > i:
+			t := Token{Start: int32(i), End: int32(jGood), Hash: hashLower(line[i:jGood])}
+			if acc&fDigit != 0 {
+				t.Kind = kindPending
+			}
+			dst = append(dst, t)
 		}
 		i = j
 	}
 	return dst
 }
 
-// Byte classes for the tokenizer's pass.
+func hasColonSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' || s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+// Byte flags for the tokenizer's pass.
 const (
-	clsOther uint8 = iota
-	clsDigit
-	clsLetter
-	clsColonSlash // ':' or '/': the piece may be composite
-	clsTrail      // punctuation trimmed from the end of a piece
+	fSep        uint8 = 1 << iota // ends a token
+	fDigit                        // 0-9
+	fColonSlash                   // ':' or '/': the piece may be composite
+	fTrail                        // trimmed from the end of a piece
+	fLead                         // trimmed from the start of a piece
 )
 
-var byteClass = func() (t [256]uint8) {
+var byteFlags = func() (t [256]uint8) {
+	for c := range 256 {
+		if separator[c] {
+			t[c] |= fSep
+		}
+	}
 	for c := '0'; c <= '9'; c++ {
-		t[c] = clsDigit
+		t[c] |= fDigit
 	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = clsLetter
-		t[c-'a'+'A'] = clsLetter
+	t[':'] |= fColonSlash
+	t['/'] |= fColonSlash
+	for _, c := range ".:-/#@" {
+		t[c] |= fTrail
 	}
-	t[':'], t['/'] = clsColonSlash, clsColonSlash
-	for _, c := range ".-#@" {
-		t[c] = clsTrail
-	}
-	return t
-}()
-
-// leadTrim marks bytes trimPiece drops from the start of a piece.
-var leadTrim = func() (t [256]bool) {
 	for _, c := range ".:-#+@/%_" {
-		t[c] = true
+		t[c] |= fLead
 	}
 	return t
 }()
@@ -263,13 +280,10 @@ func piece(line string, i, j int, dst []Token) []Token {
 	}
 	s := line[i:j]
 	// One pass for the common case: a piece without ':' or '/'.
-	h := uint64(fnvOffset)
 	var st pieceStats
 	composite := false
 	for k := 0; k < len(s); k++ {
 		c := s[k]
-		h ^= uint64(lower[c])
-		h *= fnvPrime
 		switch {
 		case c >= '0' && c <= '9':
 			st.digits++
@@ -286,6 +300,7 @@ func piece(line string, i, j int, dst []Token) []Token {
 		st.run = 0
 	}
 	if !composite {
+		h := hashLower(s)
 		return append(dst, Token{Start: int32(i), End: int32(j), Kind: classifyWith(s, h, st), Hash: h})
 	}
 	// Whole-piece classes that contain ':' or '/'.

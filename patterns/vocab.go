@@ -48,6 +48,23 @@ func (v *vocab) slot(h uint64) uint64 {
 	return (h * goldenMul) >> v.shift
 }
 
+// index returns the index of the entry of hash h, or -1.
+func (v *vocab) index(h uint64) int32 {
+	if h == 0 {
+		h = 1
+	}
+	mask := uint64(len(v.keys) - 1)
+	for i := v.slot(h); ; i = (i + 1) & mask {
+		k := v.keys[i]
+		if k == h {
+			return v.vals[i]
+		}
+		if k == 0 {
+			return -1
+		}
+	}
+}
+
 // get returns the entry of hash h, or nil.
 func (v *vocab) get(h uint64) *vocabEntry {
 	if h == 0 {
