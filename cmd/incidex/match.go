@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/patterns"
@@ -227,56 +229,133 @@ type streamSummary struct {
 
 // matchStream matches stdin line by line: each matched line is printed once,
 // an incident's details only the first time it appears, and a summary at
-// the end.
+// the end. Chunks of lines are matched on all cores and printed in order.
 func matchStream(ctx context.Context, e *env, eng *engine, f matchFlags) (bool, error) {
-	sc := bufio.NewScanner(e.stdin)
-	sc.Buffer(make([]byte, 64*1024), maxStreamLine)
+	type chunk struct {
+		first int // line number of lines[0]
+		lines []string
+		hits  [][]kb.Hit
+		err   error
+		done  chan struct{}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if eng.m == nil {
+		workers = 1 // a remote server: one request at a time, in order
+	}
+	todo := make(chan *chunk, workers)
+	order := make(chan *chunk, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c := range todo {
+				c.hits, c.err = eng.matchStreamChunk(ctx, c.lines, f)
+				close(c.done)
+			}
+		})
+	}
+	readErr := make(chan error, 1)
+	n := 0
+	go func() {
+		defer close(order)
+		defer close(todo)
+		sc := bufio.NewScanner(e.stdin)
+		sc.Buffer(make([]byte, 64*1024), maxStreamLine)
+		const size = 512
+		c := &chunk{first: 1, done: make(chan struct{})}
+		send := func() bool {
+			select {
+			case todo <- c:
+			case <-ctx.Done():
+				return false
+			}
+			order <- c
+			return true
+		}
+		for sc.Scan() {
+			n++
+			c.lines = append(c.lines, sc.Text())
+			if len(c.lines) == size {
+				if !send() {
+					readErr <- ctx.Err()
+					return
+				}
+				c = &chunk{first: n + 1, done: make(chan struct{})}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			readErr <- fmt.Errorf("read stdin: line %d: %w", n+1, err)
+			return
+		}
+		if len(c.lines) > 0 && !send() {
+			readErr <- ctx.Err()
+			return
+		}
+		readErr <- nil
+	}()
 	sum := map[string]*streamSummary{}
-	n, matchedLines := 0, 0
-	const chunk = 256
-	lines := make([]string, 0, chunk)
-	flush := func() error {
-		if len(lines) == 0 {
-			return nil
+	matchedLines := 0
+	var firstErr error
+	for c := range order {
+		<-c.done
+		if c.err != nil && firstErr == nil {
+			firstErr = c.err
 		}
-		res, err := eng.match(ctx, lines, patterns.Stream, f)
-		if err != nil {
-			return err
+		if firstErr != nil {
+			continue
 		}
-		for i, hits := range res {
-			no := n - len(lines) + i + 1
+		for i, hits := range c.hits {
 			if len(hits) > 0 {
 				matchedLines++
 			}
-			if err := emitStreamLine(e, f, no, lines[i], hits, sum); err != nil {
-				return err
-			}
-		}
-		lines = lines[:0]
-		return nil
-	}
-	for sc.Scan() {
-		if err := ctx.Err(); err != nil {
-			break
-		}
-		n++
-		lines = append(lines, sc.Text())
-		if len(lines) == chunk {
-			if err := flush(); err != nil {
-				return false, err
+			if err := emitStreamLine(e, f, c.first+i, c.lines[i], hits, sum); err != nil && firstErr == nil {
+				firstErr = err
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return false, fmt.Errorf("read stdin: line %d: %w", n+1, err)
+	wg.Wait()
+	if err := <-readErr; err != nil && firstErr == nil && !errors.Is(err, context.Canceled) {
+		firstErr = err
 	}
-	if err := flush(); err != nil {
-		return false, err
+	if firstErr != nil {
+		return false, firstErr
 	}
 	if !f.asJSON {
 		printSummary(e.stdout, sum, n, matchedLines)
 	}
 	return matchedLines > 0, nil
+}
+
+// matchStreamChunk matches lines in stream mode. Locally it takes the
+// allocation-free path and builds full hits (with explanations) only for
+// the lines that matched and only when they are printed in full.
+func (eng *engine) matchStreamChunk(ctx context.Context, lines []string, f matchFlags) ([][]kb.Hit, error) {
+	if eng.m == nil {
+		return eng.match(ctx, lines, patterns.Stream, f)
+	}
+	set := eng.m.Set()
+	out := make([][]kb.Hit, len(lines))
+	var dst []patterns.Match
+	for i, l := range lines {
+		dst = set.MatchMode(l, patterns.Stream, f.minScore, dst[:0])
+		if len(dst) == 0 {
+			continue
+		}
+		if f.top > 0 && len(dst) > f.top {
+			dst = dst[:f.top]
+		}
+		full := !f.quiet
+		hits := make([]kb.Hit, len(dst))
+		for k, pm := range dst {
+			if full {
+				hits[k] = eng.m.Hit(l, pm, kb.MatchOptions{Explain: true})
+				continue
+			}
+			sig := eng.m.Signature(pm.Sig)
+			hits[k] = kb.Hit{Incident: eng.m.Incident(sig.IncidentID), Score: pm.Score, Signature: kb.SignatureRef{ID: sig.ID, Template: sig.Template, Kind: sig.Kind}}
+		}
+		out[i] = hits
+	}
+	return out, nil
 }
 
 // maxStreamLine bounds one input line; a longer line is an error rather

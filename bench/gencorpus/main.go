@@ -1,0 +1,95 @@
+// Command gencorpus writes a realistic Kubernetes-style log corpus for the
+// benchmarks: healthy lines of kubelet, containerd, CNI plugins, etcd,
+// ingress and applications (from testdata/corpus/healthy.log) with a
+// controlled fraction of known-error lines (from variants.tsv), every line
+// with fresh numbers, ids and addresses so no two runs of the same template
+// look alike.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+)
+
+func main() {
+	n := flag.Int("n", 1_000_000, "lines to write")
+	frac := flag.Float64("errors", 0.01, "fraction of known-error lines")
+	healthy := flag.String("healthy", "testdata/corpus/healthy.log", "healthy lines")
+	variants := flag.String("variants", "testdata/corpus/variants.tsv", "labelled error lines (id<TAB>line)")
+	seed := flag.Uint64("seed", 1, "random seed")
+	flag.Parse()
+	h, err := readLines(*healthy, false)
+	if err != nil {
+		fail(err)
+	}
+	v, err := readLines(*variants, true)
+	if err != nil {
+		fail(err)
+	}
+	r := rand.New(rand.NewPCG(*seed, 42))
+	w := bufio.NewWriterSize(os.Stdout, 1<<20)
+	defer w.Flush()
+	for range *n {
+		src := h
+		if r.Float64() < *frac {
+			src = v
+		}
+		fmt.Fprintln(w, vary(src[r.IntN(len(src))], r))
+	}
+}
+
+// vary gives numbers, ids and addresses fresh digits so lines differ from
+// each other while their shapes stay real. Digits glued to a letter (x509,
+// k8s, sha256, v1beta1) are vocabulary and stay.
+func vary(s string, r *rand.Rand) string {
+	b := []byte(s)
+	for i := 0; i < len(b); {
+		if b[i] < '0' || b[i] > '9' || (i > 0 && isLetter(b[i-1])) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j-i >= 2 && (j == len(b) || !isLetter(b[j])) {
+			for k := i + 1; k < j; k++ { // keep the first digit: 10.x stays private, 2024 stays a year
+				b[k] = byte('0' + r.IntN(10))
+			}
+		}
+		i = j
+	}
+	return string(b)
+}
+
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+func readLines(path string, tsv bool) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if tsv {
+			_, l, _ = strings.Cut(l, "\t")
+		}
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out, sc.Err()
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "gencorpus:", err)
+	os.Exit(2)
+}
