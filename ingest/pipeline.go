@@ -34,6 +34,19 @@ type PipelineOptions struct {
 	Logger  *slog.Logger
 }
 
+// IsErrorRecord reports whether a record is at warning level or above:
+// from its level when the format carries one, else inferred from its text
+// (an error word, a Warning event, a W/E/F klog prefix).
+func IsErrorRecord(r Record) bool {
+	switch r.Level {
+	case "warn", "error", "fatal":
+		return true
+	case "debug", "info":
+		return false
+	}
+	return patterns.IsFailure(r.Message)
+}
+
 // BatchStats describe one processed batch.
 type BatchStats struct {
 	Records, Matched int
@@ -105,7 +118,7 @@ func (p *Pipeline) process(ctx context.Context, recs []Record, dst []patterns.Ma
 	matched := 0
 	for i := range recs {
 		r := &recs[i]
-		dst = set.Match(r.Message, dst[:0])
+		dst = m.Adjust(r.Message, set.Match(r.Message, dst[:0]), 0)
 		c := byFormat[r.Source]
 		c[0]++
 		if len(dst) == 0 {

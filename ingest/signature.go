@@ -95,10 +95,7 @@ func buildSignatures(incidentID string, pins []string, cands []sigCandidate) ([]
 }
 
 // SignatureID is the stable id of a signature of an incident.
-func SignatureID(incidentID, template string) string {
-	h := sha256.Sum256([]byte(incidentID + "\x00" + template))
-	return "s-" + hex.EncodeToString(h[:6])
-}
+func SignatureID(incidentID, template string) string { return kb.SignatureID(incidentID, template) }
 
 func contentHash(b []byte) string {
 	h := sha256.Sum256(b)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -39,6 +40,9 @@ type KB struct {
 	log    *slog.Logger
 	now    func() time.Time
 	locked bool // the index exists but another process holds it
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // File names inside the data directory.
@@ -96,14 +100,17 @@ func Open(ctx context.Context, opts Options) (*KB, error) {
 	return k, nil
 }
 
-// Close closes the index and the database.
+// Close closes the index and the database. Closing twice is harmless.
 func (k *KB) Close() error {
-	var errs []error
-	if k.idx != nil {
-		errs = append(errs, k.idx.Close())
-	}
-	errs = append(errs, k.db.Close())
-	return errors.Join(errs...)
+	k.closeOnce.Do(func() {
+		var errs []error
+		if k.idx != nil {
+			errs = append(errs, k.idx.Close())
+		}
+		errs = append(errs, k.db.Close())
+		k.closeErr = errors.Join(errs...)
+	})
+	return k.closeErr
 }
 
 // Dir returns the data directory.

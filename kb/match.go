@@ -16,6 +16,9 @@ type Matcher struct {
 	sigs      []Signature
 	incidents map[string]*IncidentRef
 	gen       int64
+	// verdicts: per signature id, per line template, "wrong" minus "right"
+	// feedback (see AddFeedback).
+	verdicts map[string]map[string]int
 }
 
 // IncidentRef is what a hit says about its incident.
@@ -66,7 +69,14 @@ func (k *KB) Matcher(ctx context.Context, minScore float64) (*Matcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewMatcher(sigs, incs, gen, minScore)
+	m, err := NewMatcher(sigs, incs, gen, minScore)
+	if err != nil {
+		return nil, err
+	}
+	if m.verdicts, err = k.verdicts(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // NewMatcher builds a matcher from signatures and their incidents.
@@ -118,6 +128,7 @@ type MatchOptions struct {
 // Match returns the incidents that explain line, best first.
 func (m *Matcher) Match(line string, o MatchOptions) []Hit {
 	ms := m.set.MatchMode(line, o.Mode, o.MinScore, nil)
+	ms = m.Adjust(line, ms, o.MinScore)
 	if o.Top > 0 && len(ms) > o.Top {
 		ms = ms[:o.Top]
 	}
@@ -137,9 +148,46 @@ func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
 	h.Captures = ex.Captures
 	if o.Explain {
 		ex.Score = h.Score
+		if net := m.verdicts[sig.ID][LineTemplate(line)]; net > 0 {
+			ex.Notes = append(ex.Notes, fmt.Sprintf("down-weighted x%.2f: marked wrong for lines like this %d more time(s) than right (feedback)", feedbackFactor(net), net))
+		}
 		h.Explain = &ex
 	}
 	return h
+}
+
+// Adjust applies feedback to matches of line: a signature marked wrong for
+// lines like this one has its score scaled down (see feedbackFactor);
+// matches that fall below minScore (0: the default) are dropped and the
+// rest re-sorted. With no feedback on record it returns ms unchanged.
+func (m *Matcher) Adjust(line string, ms []patterns.Match, minScore float64) []patterns.Match {
+	if len(m.verdicts) == 0 || len(ms) == 0 {
+		return ms
+	}
+	if minScore <= 0 {
+		minScore = m.set.MinScore()
+	}
+	tmpl := ""
+	out := ms[:0]
+	changed := false
+	for _, pm := range ms {
+		if v := m.verdicts[m.sigs[pm.Sig].ID]; v != nil {
+			if tmpl == "" {
+				tmpl = LineTemplate(line)
+			}
+			if f := feedbackFactor(v[tmpl]); f < 1 {
+				pm.Score *= f
+				changed = true
+			}
+		}
+		if pm.Score >= minScore {
+			out = append(out, pm)
+		}
+	}
+	if changed {
+		sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	}
+	return out
 }
 
 // FillRunbook returns the incident's runbook with placeholders filled from

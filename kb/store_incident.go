@@ -202,7 +202,9 @@ func putTags(ctx context.Context, tx *sql.Tx, inc *Incident) error {
 }
 
 func putSignatures(ctx context.Context, tx *sql.Tx, inc *Incident) error {
-	if _, err := tx.ExecContext(ctx, "DELETE FROM signatures WHERE incident_id = ?", inc.ID); err != nil {
+	// Signatures promoted from emerging patterns belong to the knowledge
+	// base, not to the write-up's file: re-ingesting the file keeps them.
+	if _, err := tx.ExecContext(ctx, "DELETE FROM signatures WHERE incident_id = ? AND kind != 'promoted'", inc.ID); err != nil {
 		return err
 	}
 	stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO signatures (id, incident_id, kind, text, template, is_template, section, position)

@@ -39,6 +39,8 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		writeErrorStatus(c, http.StatusRequestEntityTooLarge, err.Error())
 	case errors.Is(err, ingest.ErrUnsupportedEncoding):
 		writeErrorStatus(c, http.StatusUnsupportedMediaType, err.Error())
+	case errors.Is(err, errNoPatterns):
+		writeErrorStatus(c, http.StatusNotFound, err.Error())
 	case errors.Is(err, ingest.ErrUnknownFormat):
 		writeErrorStatus(c, http.StatusNotFound, err.Error())
 	case errors.Is(err, ingest.ErrQueueFull), errors.Is(err, ingest.ErrQueueClosed), errors.Is(err, errDraining), errors.Is(err, kb.ErrIndexLocked):

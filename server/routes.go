@@ -54,12 +54,19 @@ func (s *Server) routes() *gin.Engine {
 	read.GET("/signatures", s.handleListSignatures)
 	read.GET("/occurrences", s.handleListOccurrences)
 	read.GET("/occurrences/stream", s.handleOccurrenceStream)
+	read.GET("/patterns", s.handleListPatterns)
+	read.GET("/patterns/:id", s.handleGetPattern)
+	read.GET("/patterns/:id/draft", s.handleDraftPattern)
+	read.GET("/feedback", s.handleListFeedback)
 
 	admin := r.Group("/api/v1", s.auth(scopeAdmin))
 	admin.POST("/incidents", s.handleCreateIncident)
 	admin.PUT("/incidents/:id", s.handleUpdateIncident)
 	admin.DELETE("/incidents/:id", s.handleDeleteIncident)
 	admin.POST("/occurrences/:id/ack", s.handleAckOccurrence)
+	admin.POST("/patterns/:id/mute", s.handleMutePattern)
+	admin.POST("/patterns/:id/promote", s.handlePromotePattern)
+	admin.POST("/feedback", s.handleAddFeedback)
 
 	// GET / is the web UI for browsers and the Elasticsearch root for log shippers.
 	r.GET("/", s.handleRoot)

@@ -24,6 +24,9 @@ type Options struct {
 	KB          *kb.KB
 	Queue       ingest.Queue
 	Occurrences *kb.Occurrences
+	// Emerging, when set, serves emerging patterns and is seeded with the
+	// knowledge base's signatures on every reload.
+	Emerging *kb.Emerging
 	// Tokens: IngestToken guards the webhook, AdminToken writes, ReadToken
 	// (when set) reads. An empty token leaves its routes open.
 	IngestToken, AdminToken, ReadToken string
@@ -47,6 +50,7 @@ type Server struct {
 	kb      *kb.KB
 	queue   ingest.Queue
 	occ     *kb.Occurrences
+	em      *kb.Emerging
 	log     *slog.Logger
 	engine  *gin.Engine
 	metrics *metrics
@@ -81,7 +85,7 @@ func New(opts Options) *Server {
 		opts.Mode = gin.ReleaseMode
 	}
 	gin.SetMode(opts.Mode)
-	s := &Server{opts: opts, kb: opts.KB, queue: opts.Queue, occ: opts.Occurrences, log: log.With("component", "server"), broker: newBroker()}
+	s := &Server{opts: opts, kb: opts.KB, queue: opts.Queue, occ: opts.Occurrences, em: opts.Emerging, log: log.With("component", "server"), broker: newBroker()}
 	s.metrics = newMetrics(opts.Registry, s)
 	s.engine = s.routes()
 	return s
@@ -112,6 +116,13 @@ func (s *Server) Reload(ctx context.Context) error {
 	m, err := s.kb.Matcher(ctx, 0)
 	if err != nil {
 		return err
+	}
+	if s.em != nil {
+		sigs, err := s.kb.Signatures(ctx)
+		if err != nil {
+			return err
+		}
+		s.em.Seed(sigs)
 	}
 	s.matcher.Store(m)
 	s.log.Info("matcher loaded", "signatures", m.Len(), "generation", m.Generation())
@@ -152,6 +163,23 @@ func (s *Server) OnBatch(b ingest.BatchStats) {
 	s.metrics.batchSeconds.Observe(b.Duration.Seconds())
 	if b.Records > 0 {
 		s.metrics.lineSeconds.Observe(b.Duration.Seconds() / float64(b.Records))
+	}
+}
+
+// OnUnmatched feeds records that matched nothing to the emerging-pattern
+// miner; only lines at warning level or above count.
+func (s *Server) OnUnmatched(_ context.Context, recs []ingest.Record) {
+	if s.em == nil {
+		return
+	}
+	var lines []kb.UnmatchedLine
+	for _, r := range recs {
+		if ingest.IsErrorRecord(r) {
+			lines = append(lines, kb.UnmatchedLine{Time: r.Time, Message: r.Message, Labels: r.Labels})
+		}
+	}
+	if len(lines) > 0 {
+		s.em.Observe(lines)
 	}
 }
 

@@ -29,6 +29,7 @@ type harness struct {
 	kb   *kb.KB
 	srv  *server.Server
 	occ  *kb.Occurrences
+	em   *kb.Emerging
 	q    ingest.Queue
 	http *httptest.Server
 	stop func()
@@ -69,17 +70,22 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = server.New(server.Options{KB: k, Queue: q, Occurrences: occ, IngestToken: o.ingestToken, AdminToken: o.adminTok, Mode: gin.TestMode})
+	em, err := k.Emerging(ctx, kb.EmergingOptions{FlushEvery: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = server.New(server.Options{KB: k, Queue: q, Occurrences: occ, Emerging: em, IngestToken: o.ingestToken, AdminToken: o.adminTok, Mode: gin.TestMode})
 	if err := srv.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pipe := ingest.NewPipeline(q, ingest.PipelineOptions{Matcher: srv.Matcher, Sink: occ, OnBatch: srv.OnBatch})
+	pipe := ingest.NewPipeline(q, ingest.PipelineOptions{Matcher: srv.Matcher, Sink: occ, Unmatched: srv.OnUnmatched, OnBatch: srv.OnBatch})
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = pipe.Run(runCtx) })
 	wg.Go(func() { _ = occ.Run(runCtx) })
+	wg.Go(func() { _ = em.Run(runCtx) })
 	hs := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, kb: k, srv: srv, occ: occ, q: q, http: hs}
+	h := &harness{t: t, kb: k, srv: srv, occ: occ, em: em, q: q, http: hs}
 	h.stop = func() {
 		hs.Close()
 		_ = q.Close()

@@ -67,6 +67,7 @@ func commands() []command {
 		{"show", "show one incident", runShow},
 		{"list", "list incidents", runList},
 		{"check", "check that every incident's examples match it and nothing else", runCheck},
+		{"feedback", "say a match was right or wrong (up/down), or list feedback", runFeedback},
 		{"mine", "cluster log lines into templates", runMine},
 		{"reindex", "rebuild the search index from the database", runReindex},
 		{"config", "print the effective configuration", runConfig},

@@ -96,8 +96,12 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	if err != nil {
 		return err
 	}
+	em, err := k.Emerging(ctx, kb.EmergingOptions{Logger: log})
+	if err != nil {
+		return err
+	}
 	srv = server.New(server.Options{
-		KB: k, Queue: q, Occurrences: occ, IngestToken: cfg.IngestToken, AdminToken: cfg.AdminToken, ReadToken: cfg.ReadToken,
+		KB: k, Queue: q, Occurrences: occ, Emerging: em, IngestToken: cfg.IngestToken, AdminToken: cfg.AdminToken, ReadToken: cfg.ReadToken,
 		Limits: ingest.Limits{MaxBodyBytes: cfg.MaxBody}, Registry: reg, Logger: log,
 	})
 	notifier = server.NewNotifier(server.NotifierOptions{WebhookURL: cfg.NotifyURL, SlackURL: cfg.SlackURL, PublicURL: cfg.PublicURL,
@@ -105,7 +109,8 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	if err := srv.Reload(ctx); err != nil {
 		return err
 	}
-	pipe := ingest.NewPipeline(q, ingest.PipelineOptions{Matcher: srv.Matcher, Sink: occ, Workers: cfg.Workers, OnBatch: srv.OnBatch, Logger: log})
+	pipe := ingest.NewPipeline(q, ingest.PipelineOptions{Matcher: srv.Matcher, Sink: occ, Unmatched: srv.OnUnmatched,
+		Workers: cfg.Workers, OnBatch: srv.OnBatch, Logger: log})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -139,6 +144,7 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 		}
 	})
 	run("occurrences", bgCtx, occ.Run)
+	run("emerging", bgCtx, em.Run)
 	run("reloader", bgCtx, func(c context.Context) error { return srv.RunReloader(c, 2*time.Second) })
 	run("notifier", bgCtx, notifier.Run)
 	go func() {
