@@ -48,9 +48,9 @@ type EmergingOptions struct {
 	// MaxClusters bounds the miner (default 10000); Samples the example
 	// lines kept per pattern (default 5).
 	MaxClusters, Samples int
-	FlushEvery          time.Duration // default 2s
-	Logger              *slog.Logger
-	Now                 func() time.Time
+	FlushEvery           time.Duration // default 2s
+	Logger               *slog.Logger
+	Now                  func() time.Time
 }
 
 // Emerging mines unmatched error lines into templates and keeps, per
