@@ -12,10 +12,12 @@ import (
 	"github.com/incidex/incidex/patterns"
 )
 
-// Sink receives the records that matched an incident, in batches.
-// *kb.Occurrences implements it.
+// Sink receives the records that matched an incident, batch by batch in
+// queue order. pos is the queue position after the batch (Batch.Seq+1): a
+// sink that persists it with its own state makes a durable queue resume
+// exactly after the last batch it counted. *kb.Occurrences implements it.
 type Sink interface {
-	Observe(ctx context.Context, obs []kb.Observation) error
+	Observe(ctx context.Context, obs []kb.Observation, pos uint64) error
 }
 
 // PipelineOptions configure a Pipeline. Matcher and Sink are required.
@@ -59,6 +61,15 @@ type Pipeline struct {
 	q    Queue
 	opts PipelineOptions
 	log  *slog.Logger
+
+	// The sink sees batches in the order they were dequeued: workers
+	// dequeue one at a time (taking a ticket), match in parallel, then wait
+	// for their ticket's turn.
+	deqMu   sync.Mutex
+	tickets uint64
+	turnMu  sync.Mutex
+	turn    *sync.Cond
+	next    uint64
 }
 
 // NewPipeline returns a pipeline over q.
@@ -73,7 +84,9 @@ func NewPipeline(q Queue, opts PipelineOptions) *Pipeline {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pipeline{q: q, opts: opts, log: log.With("component", "pipeline")}
+	p := &Pipeline{q: q, opts: opts, log: log.With("component", "pipeline")}
+	p.turn = sync.NewCond(&p.turnMu)
+	return p
 }
 
 // Run matches records until the queue is closed and drained. Cancelling ctx
@@ -90,15 +103,27 @@ func (p *Pipeline) Run(ctx context.Context) error {
 
 func (p *Pipeline) work(ctx context.Context) error {
 	var dst []patterns.Match
+	stop := context.AfterFunc(ctx, func() {
+		p.turnMu.Lock()
+		p.turn.Broadcast()
+		p.turnMu.Unlock()
+	})
+	defer stop()
 	for {
+		p.deqMu.Lock()
 		b, err := p.q.Dequeue(ctx, p.opts.BatchSize)
+		ticket := p.tickets
+		if err == nil {
+			p.tickets++
+		}
+		p.deqMu.Unlock()
 		if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if dst, err = p.process(ctx, b.Records, dst); err != nil {
+		if dst, err = p.process(ctx, b, ticket, dst); err != nil {
 			return err
 		}
 		if err := b.Ack(); err != nil {
@@ -107,8 +132,30 @@ func (p *Pipeline) work(ctx context.Context) error {
 	}
 }
 
-// process matches one batch. The sink sees the batch's matches in one call.
-func (p *Pipeline) process(ctx context.Context, recs []Record, dst []patterns.Match) ([]patterns.Match, error) {
+// waitTurn blocks until ticket is the next one for the sink.
+func (p *Pipeline) waitTurn(ctx context.Context, ticket uint64) error {
+	p.turnMu.Lock()
+	defer p.turnMu.Unlock()
+	for p.next != ticket {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p.turn.Wait()
+	}
+	return nil
+}
+
+func (p *Pipeline) doneTurn() {
+	p.turnMu.Lock()
+	p.next++
+	p.turn.Broadcast()
+	p.turnMu.Unlock()
+}
+
+// process matches one batch. The sink sees the batch's matches in one
+// call, in queue order.
+func (p *Pipeline) process(ctx context.Context, b Batch, ticket uint64, dst []patterns.Match) ([]patterns.Match, error) {
+	recs := b.Records
 	start := time.Now()
 	m := p.opts.Matcher()
 	set := m.Set()
@@ -140,13 +187,20 @@ func (p *Pipeline) process(ctx context.Context, recs []Record, dst []patterns.Ma
 			Message: r.Message, Labels: r.Labels, Format: string(r.Source),
 		})
 	}
-	if len(obs) > 0 {
-		if err := p.opts.Sink.Observe(ctx, obs); err != nil {
-			return dst, err
-		}
+	if err := p.waitTurn(ctx, ticket); err != nil {
+		return dst, err
 	}
-	if len(unmatched) > 0 {
+	var pos uint64
+	if b.Durable {
+		pos = b.Seq + 1
+	}
+	err := p.opts.Sink.Observe(ctx, obs, pos)
+	if err == nil && len(unmatched) > 0 {
 		p.opts.Unmatched(ctx, unmatched)
+	}
+	p.doneTurn()
+	if err != nil {
+		return dst, err
 	}
 	if p.opts.OnBatch != nil {
 		p.opts.OnBatch(BatchStats{Records: len(recs), Matched: matched, ByFormat: byFormat, Duration: time.Since(start)})

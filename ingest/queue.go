@@ -27,10 +27,15 @@ type Queue interface {
 	Cap() int
 }
 
-// Batch is records taken from a queue. Ack tells the queue they are
-// processed (a durable queue then forgets them).
+// Batch is records taken from a queue. Seq numbers batches in the order
+// Dequeue hands them out, contiguously from the queue's start; for a
+// durable queue it is also the position to resume from (Seq+1 once the
+// batch is processed). Ack tells the queue the batch is processed.
 type Batch struct {
 	Records []Record
+	Seq     uint64
+	// Durable is set by queues that keep batches across a restart.
+	Durable bool
 	Ack     func() error
 }
 
@@ -48,6 +53,7 @@ type MemQueue struct {
 	buf    []Record // ring
 	head   int
 	n      int
+	seq    uint64
 	closed bool
 }
 
@@ -106,7 +112,8 @@ func (q *MemQueue) Dequeue(ctx context.Context, max int) (Batch, error) {
 		q.head = (q.head + 1) % len(q.buf)
 	}
 	q.n -= k
-	return Batch{Records: out, Ack: func() error { return nil }}, nil
+	q.seq++
+	return Batch{Records: out, Seq: q.seq - 1, Ack: func() error { return nil }}, nil
 }
 
 // Close implements Queue.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"log/slog"
 	"strings"
 	"sync"
@@ -59,6 +61,9 @@ type OccurrenceOptions struct {
 	Samples int
 	// OnEvent, when set, is called after each flush for every change.
 	OnEvent func(OccurrenceEvent)
+	// OnCheckpoint, when set, is called after a flush with the queue
+	// position that flush made durable (see Observe).
+	OnCheckpoint func(pos uint64)
 	Logger  *slog.Logger
 	Now     func() time.Time
 }
@@ -73,6 +78,8 @@ type Occurrences struct {
 	mu     sync.Mutex
 	open   map[occKey]*occState // open occurrences by signature and resource
 	closed []*occState          // closed in memory, not yet written
+	pos    uint64               // queue position the counts include
+	saved  uint64               // position last written
 }
 
 type occKey struct{ sig, resource string }
@@ -202,10 +209,15 @@ func allDigits(s string) bool {
 }
 
 // Observe implements ingest.Sink: matches are counted in memory; Flush
-// (run every FlushEvery by Run) writes them.
-func (o *Occurrences) Observe(_ context.Context, obs []Observation) error {
+// (run every FlushEvery by Run) writes them together with pos, the queue
+// position they bring the counts to (0: no durable queue), so that after a
+// crash a durable queue replays exactly what was not counted.
+func (o *Occurrences) Observe(_ context.Context, obs []Observation, pos uint64) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if pos > o.pos {
+		o.pos = pos
+	}
 	for _, ob := range obs {
 		t := ob.Time
 		if t.IsZero() {
@@ -322,11 +334,12 @@ func (o *Occurrences) Flush(ctx context.Context) error {
 		snap = append(snap, occState{occ: copyOcc(st.occ), isNew: st.isNew && st.occ.ID == 0})
 		st.dirty, st.isNew = false, false
 	}
+	pos := o.pos
 	o.mu.Unlock()
-	if len(snap) == 0 {
+	if len(snap) == 0 && pos == o.saved {
 		return nil
 	}
-	ids, err := o.write(ctx, snap)
+	ids, err := o.write(ctx, snap, pos)
 	if err != nil {
 		o.mu.Lock()
 		for _, st := range todo {
@@ -342,7 +355,11 @@ func (o *Occurrences) Flush(ctx context.Context) error {
 		}
 		snap[i].occ.ID = ids[i]
 	}
+	o.saved = pos
 	o.mu.Unlock()
+	if o.opts.OnCheckpoint != nil && pos > 0 {
+		o.opts.OnCheckpoint(pos)
+	}
 	if o.opts.OnEvent != nil {
 		for _, s := range snap {
 			typ := "updated"
@@ -363,12 +380,18 @@ func copyOcc(o Occurrence) Occurrence {
 	return o
 }
 
-func (o *Occurrences) write(ctx context.Context, snap []occState) ([]int64, error) {
+func (o *Occurrences) write(ctx context.Context, snap []occState, pos uint64) ([]int64, error) {
 	tx, err := o.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }()
+	if pos > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('queue_position', ?)
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, fmt.Sprint(pos)); err != nil {
+			return nil, err
+		}
+	}
 	ids := make([]int64, len(snap))
 	for i, s := range snap {
 		labels, _ := json.Marshal(s.occ.Labels)
@@ -507,6 +530,20 @@ func (o *Occurrences) Ack(ctx context.Context, id int64, by string) (Occurrence,
 		o.opts.OnEvent(OccurrenceEvent{Type: "acked", Occurrence: occ})
 	}
 	return occ, nil
+}
+
+// QueuePosition returns the durable queue position the stored occurrences
+// include: a spool resumes from it.
+func (k *KB) QueuePosition(ctx context.Context) (uint64, error) {
+	var v string
+	err := k.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'queue_position'").Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(v, 10, 64)
 }
 
 // OpenCount returns the number of open occurrences.

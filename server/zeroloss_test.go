@@ -29,9 +29,9 @@ type slowSink struct {
 	delay time.Duration
 }
 
-func (s slowSink) Observe(ctx context.Context, obs []kb.Observation) error {
+func (s slowSink) Observe(ctx context.Context, obs []kb.Observation, pos uint64) error {
 	time.Sleep(s.delay)
-	return s.next.Observe(ctx, obs)
+	return s.next.Observe(ctx, obs, pos)
 }
 
 // TestZeroLossUnderOverflow sends records concurrently into a queue small

@@ -33,6 +33,7 @@ type Config struct {
 	SlackURL    string
 	PublicURL   string
 	Spool       string
+	SpoolBytes  int64
 	MaxBody     int64
 }
 
@@ -48,6 +49,7 @@ func DefaultConfig() Config {
 		QueueSize:   65536,
 		Workers:     2,
 		Spool:       "on",
+		SpoolBytes:  1 << 30,
 		MaxBody:     64 << 20,
 	}
 }

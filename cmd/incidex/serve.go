@@ -44,6 +44,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.SlackURL, "slack-url", cfg.SlackURL, "Slack incoming-webhook URL for notifications (env INCIDEX_SLACK_URL)")
 	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "this server's URL as people reach it, for links (env INCIDEX_PUBLIC_URL)")
 	fs.Int64Var(&cfg.MaxBody, "max-body", cfg.MaxBody, "largest decompressed webhook body in bytes")
+	fs.StringVar(&cfg.Spool, "spool", cfg.Spool, "on: accepted records are fsynced to a spool before the 2xx; off: in memory (env INCIDEX_SPOOL)")
+	fs.Int64Var(&cfg.SpoolBytes, "spool-bytes", cfg.SpoolBytes, "spool size limit; past it the webhook answers 503")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "auto, text or json (env INCIDEX_LOG_FORMAT)")
 	if cfg.LogLevel == "warn" && e.getenv("INCIDEX_LOG_LEVEL") == "" {
 		cfg.LogLevel = "info"
@@ -86,12 +88,27 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	q := ingest.NewMemQueue(cfg.QueueSize)
+	q, spool, err := openQueue(ctx, k, cfg, log)
+	if err != nil {
+		return err
+	}
+	if spool != nil {
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_bytes", Help: "Bytes in the durable spool."}, func() float64 { return float64(spool.Bytes()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_fsyncs_total", Help: "fsyncs of the spool (one per group commit)."}, func() float64 { return float64(spool.Syncs()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_corrupt_entries", Help: "Damaged spool entries cut at the last start."}, func() float64 { return float64(spool.CorruptEntries) }),
+		)
+	}
 	var srv *server.Server
 	var notifier *server.Notifier
 	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{
 		QuietPeriod: cfg.QuietPeriod, Retention: cfg.Retention, Logger: log,
 		OnEvent: func(ev kb.OccurrenceEvent) { srv.OnOccurrence(ev); notifier.Notify(ev) },
+		OnCheckpoint: func(pos uint64) {
+			if spool != nil {
+				spool.Release(pos)
+			}
+		},
 	})
 	if err != nil {
 		return err
@@ -175,6 +192,29 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	wg.Wait()
 	log.Info("stopped", "queued", q.Len())
 	return runErr
+}
+
+// openQueue opens the durable spool (resuming after the last position the
+// occurrences include) or, with --spool=off, an in-memory queue.
+func openQueue(ctx context.Context, k *kb.KB, cfg *Config, log *slog.Logger) (ingest.Queue, *ingest.Spool, error) {
+	if cfg.Spool == "off" {
+		return ingest.NewMemQueue(cfg.QueueSize), nil, nil
+	}
+	pos, err := k.QueuePosition(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sp, err := ingest.OpenSpool(filepath.Join(cfg.DataDir, "spool"), pos, ingest.SpoolOptions{MaxBytes: cfg.SpoolBytes})
+	if err != nil {
+		return nil, nil, err
+	}
+	if sp.CorruptEntries > 0 {
+		log.Warn("spool: damaged tail cut (unacknowledged writes of a crash)", "entries", sp.CorruptEntries, "bytes", sp.CorruptBytes)
+	}
+	if n := sp.Len(); n > 0 {
+		log.Info("spool: resuming", "records", n, "position", pos)
+	}
+	return sp, sp, nil
 }
 
 // writeServeInfo records the server's URL in the data directory so CLI
