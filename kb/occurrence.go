@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -64,8 +64,8 @@ type OccurrenceOptions struct {
 	// OnCheckpoint, when set, is called after a flush with the queue
 	// position that flush made durable (see Observe).
 	OnCheckpoint func(pos uint64)
-	Logger  *slog.Logger
-	Now     func() time.Time
+	Logger       *slog.Logger
+	Now          func() time.Time
 }
 
 // Occurrences aggregates observations into occurrences in memory and
