@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -78,11 +79,17 @@ func splitFrontMatter(data []byte) (fm, body []byte, off int) {
 	return nil, data, 0 // no closing line: not front matter
 }
 
-func parseFrontMatter(src []byte) (frontMatter, error) {
-	var fm frontMatter
+func parseFrontMatter(src []byte) (fm frontMatter, err error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		return fm, nil
 	}
+	// The YAML decoder panics on some malformed input (found by fuzzing:
+	// a tag on a list field); a write-up must never crash incidex.
+	defer func() {
+		if r := recover(); r != nil {
+			fm, err = frontMatter{}, errors.New("front matter: malformed YAML")
+		}
+	}()
 	if err := yaml.Unmarshal(src, &fm); err != nil {
 		return fm, fmt.Errorf("front matter: %s", firstLine(err.Error()))
 	}

@@ -140,10 +140,12 @@ func usage(w io.Writer) {
 // newFlags makes a command's flag set; parse errors and -h print to stderr.
 func newFlags(e *env, name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(io.Discard) // a bad flag is reported once, in one line, by report
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "usage: incidex %s [flags] %s\n", name, args)
+		fs.SetOutput(e.stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }
@@ -160,6 +162,15 @@ func parse(fs *flag.FlagSet, args []string) error {
 			break
 		}
 	}
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.Usage()
+			return flag.ErrHelp
+		}
+	}
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
