@@ -6,25 +6,7 @@ type pieceStats struct {
 }
 
 // classify returns the kind of a piece that has no ':' or '/' left in it.
-func classify(s string) Kind {
-	var st pieceStats
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		switch {
-		case isDigit(b):
-			st.digits++
-			st.run++
-			if st.run > st.maxRun {
-				st.maxRun = st.run
-			}
-			continue
-		case isLetter(b):
-			st.letters++
-		}
-		st.run = 0
-	}
-	return classifyWith(s, hashLower(s), st)
-}
+func classify(s string) Kind { return classifyHashed(s, hashLower(s)) }
 
 // classifyHashed is classify for a piece whose hash is known.
 func classifyHashed(s string, hash uint64) Kind {

@@ -18,13 +18,7 @@ func TestHeldOut(t *testing.T) {
 	}
 	incs := starterIncidents(t)
 	m := starterMatcher(t, incs)
-	accept := map[string]map[string]bool{}
-	for _, inc := range incs {
-		accept[inc.ID] = map[string]bool{inc.ID: true}
-		for _, o := range inc.Overlaps {
-			accept[inc.ID][o] = true
-		}
-	}
+	accept := acceptable(incs)
 	var ok, none, wrong int
 	for _, l := range lines(t, dir+"/variants.tsv") {
 		want, line, _ := strings.Cut(l, "\t")
