@@ -17,6 +17,7 @@ import (
 
 	"github.com/incidex/incidex/ingest"
 	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/web"
 )
 
 // Options configure a Server. KB, Queue and Occurrences are required.
@@ -39,6 +40,8 @@ type Options struct {
 	Now      func() time.Time
 	// Mode is gin's mode; default release.
 	Mode string
+	// Web renders the pages; nil serves the API and webhook only.
+	Web *web.Engine
 }
 
 // Server holds the dependencies of the handlers.
@@ -51,7 +54,8 @@ type Server struct {
 	engine  *gin.Engine
 	metrics *metrics
 	broker  *broker
-	pages   pageHandlers // nil until the web UI is wired
+	web     *web.Engine // nil: no pages
+	cat     catalogCache
 
 	matcher  atomic.Pointer[kb.Matcher]
 	reloadMu sync.Mutex
@@ -81,7 +85,7 @@ func New(opts Options) *Server {
 		opts.Mode = gin.ReleaseMode
 	}
 	gin.SetMode(opts.Mode)
-	s := &Server{opts: opts, kb: opts.KB, queue: opts.Queue, occ: opts.Occurrences, log: log.With("component", "server"), broker: newBroker()}
+	s := &Server{opts: opts, kb: opts.KB, queue: opts.Queue, occ: opts.Occurrences, log: log.With("component", "server"), broker: newBroker(), web: opts.Web}
 	s.metrics = newMetrics(opts.Registry, s)
 	s.engine = s.routes()
 	return s
@@ -153,9 +157,4 @@ func (s *Server) OnBatch(b ingest.BatchStats) {
 	if b.Records > 0 {
 		s.metrics.lineSeconds.Observe(b.Duration.Seconds() / float64(b.Records))
 	}
-}
-
-// pageHandlers are the web UI's page handlers.
-type pageHandlers interface {
-	search(c *gin.Context)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/incidex/incidex/kb/kbtest"
 	"github.com/incidex/incidex/server"
 	"github.com/incidex/incidex/starter"
+	"github.com/incidex/incidex/web"
 )
 
 // harness is a real server over a real knowledge base (the starter) with
@@ -37,6 +38,7 @@ type harness struct {
 type harnessOpts struct {
 	queue                 int
 	ingestToken, adminTok string
+	readTok               string
 	withoutStarter        bool
 	extraWriteups         map[string]string
 }
@@ -69,7 +71,12 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = server.New(server.Options{KB: k, Queue: q, Occurrences: occ, IngestToken: o.ingestToken, AdminToken: o.adminTok, Mode: gin.TestMode})
+	pages, err := web.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = server.New(server.Options{KB: k, Queue: q, Occurrences: occ, IngestToken: o.ingestToken, AdminToken: o.adminTok,
+		ReadToken: o.readTok, Mode: gin.TestMode, Web: pages})
 	if err := srv.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
