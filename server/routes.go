@@ -92,7 +92,7 @@ func (s *Server) pageRoutes(r *gin.Engine) {
 	r.POST("/analyze", s.pages(scopeRead, false), s.handleAnalyze)
 
 	// gin routes /incidents/new beside /incidents/:id (a static segment
-	// wins over a parameter; tested in routes_test.go).
+	// wins over a parameter; tested in pages_test.go).
 	admin := r.Group("", s.pages(scopeAdmin, true))
 	admin.GET("/incidents/new", s.handleNewIncidentPage)
 	admin.POST("/incidents/new", s.handleSaveIncidentPage)
