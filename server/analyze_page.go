@@ -26,6 +26,10 @@ const (
 	linesPerGroup     = 100
 	maxUnmatchedShown = 200
 	analyzeTop        = 3
+	// explainAllLines: up to this many lines, one matching pass explains
+	// every match; past it, only the shown lines are matched again with
+	// explanations.
+	explainAllLines = 2000
 )
 
 // handleAnalyzePage serves GET /analyze: the form, or the analysis of
@@ -115,7 +119,8 @@ func (s *Server) analyze(d *web.AnalyzeData, text string) error {
 	}
 	d.Submitted = true
 	d.Lines = len(lines)
-	results := s.MatchLines(lines, patterns.Stream, 0, analyzeTop, false)
+	explainAll := len(lines) <= explainAllLines
+	results := s.MatchLines(lines, patterns.Stream, 0, analyzeTop, explainAll)
 	groups := map[string]*web.AnalyzeGroup{}
 	var explain []int // lines whose explanations are shown
 	for i, r := range results {
@@ -136,17 +141,21 @@ func (s *Server) analyze(d *web.AnalyzeData, text string) error {
 			g.Count++
 			g.Best = max(g.Best, h.Score)
 			if len(g.Lines) < linesPerGroup {
-				g.Lines = append(g.Lines, web.AnalyzeLine{N: r.Line, Text: lines[i], Score: h.Score, SigID: h.Signature.ID})
+				l := web.AnalyzeLine{N: r.Line, Text: lines[i], Score: h.Score, SigID: h.Signature.ID}
+				explained(&l, h)
+				g.Lines = append(g.Lines, l)
 				shown = true
 			} else {
 				g.More++
 			}
 		}
-		if shown {
+		if shown && !explainAll {
 			explain = append(explain, i)
 		}
 	}
-	s.explainLines(groups, lines, explain)
+	if !explainAll {
+		s.explainLines(groups, lines, explain)
+	}
 	d.Groups = sortGroups(groups)
 	return nil
 }
@@ -180,12 +189,20 @@ func (s *Server) explainLines(groups map[string]*web.AnalyzeGroup, lines []strin
 	for _, g := range groups {
 		for j := range g.Lines {
 			l := &g.Lines[j]
-			if h, ok := ex[key{l.N, l.SigID}]; ok && h.Explain != nil {
-				l.Template, l.Direction, l.Missing = h.Signature.Template, h.Explain.Direction, h.Explain.Missing
-				l.Segments = segments(h.Explain)
+			if h, ok := ex[key{l.N, l.SigID}]; ok {
+				explained(l, h)
 			}
 		}
 	}
+}
+
+// explained fills a line's explanation from its hit.
+func explained(l *web.AnalyzeLine, h kb.Hit) {
+	if h.Explain == nil {
+		return
+	}
+	l.Template, l.Direction, l.Missing = h.Signature.Template, h.Explain.Direction, h.Explain.Missing
+	l.Segments = segments(h.Explain)
 }
 
 // segments cuts an explained text into its tokens, marked by status, and

@@ -147,6 +147,9 @@ func TestAnalyzePage(t *testing.T) {
 	// The same from a file, and from a link.
 	wantPage(t, "analyze a file", b.postMultipart("/analyze", nil, "kubelet.log", flannel+"\n"), 200, `href="/incidents/flannel-subnet-env-missing"`)
 	wantPage(t, "analyze a link", b.get("/analyze?logs="+url.QueryEscape(calico)), 200, `href="/incidents/calico-apiserver-unreachable"`)
+	// Past explainAllLines, the shown lines are explained in a second pass.
+	many := strings.Repeat(flannel+"\n", 2100)
+	wantPage(t, "analyze 2100 lines", b.postForm("/analyze", url.Values{"logs": {many}}), 200, "2100 lines read", "and 2000 more lines", `<span class="t-lit">subnet.env</span>`)
 	// Limits.
 	wantPage(t, "too many lines", b.postForm("/analyze", url.Values{"logs": {strings.Repeat("x\n", 50001)}}), 413, "over the limit of 50000")
 	wantPage(t, "too large", b.postMultipart("/analyze", nil, "big.log", strings.Repeat("y", 5<<20+10)), 413, "over the 5 MB limit")

@@ -164,6 +164,20 @@
     f.appendChild(b);
     td.appendChild(f);
   }
+  // The title of an incident this page has not shown yet.
+  function loadTitle(id) {
+    titles[id] = id;
+    fetch("/api/v1/incidents/" + encodeURIComponent(id), { credentials: "same-origin", headers: { "Accept": "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (inc) {
+        if (!inc || !inc.title) { return; }
+        titles[id] = inc.title;
+        tbody.querySelectorAll("tr[data-incident]").forEach(function (tr) {
+          if (tr.dataset.incident === id) { tr.querySelector("td a").textContent = inc.title; }
+        });
+      })
+      .catch(function () { /* keep the id */ });
+  }
   function upsert(ev) {
     var occ = ev.occurrence;
     var tr = tbody.querySelector('tr[data-id="' + String(occ.id).replace(/[^0-9]/g, "") + '"]');
@@ -175,6 +189,7 @@
       var a = tr.querySelector("td a");
       a.href = "/incidents/" + encodeURIComponent(occ.incident_id);
       a.textContent = titles[occ.incident_id] || occ.incident_id;
+      if (!titles[occ.incident_id]) { loadTitle(occ.incident_id); }
       tr.querySelector("td code").textContent = occ.incident_id;
       fillLabels(tr.querySelector("ul.labels"), occ.labels);
       tr.querySelector("code.sample").textContent = (occ.samples && occ.samples[0]) || "";
