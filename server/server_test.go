@@ -67,7 +67,11 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	}
 	q := ingest.NewMemQueue(o.queue)
 	var srv *server.Server
-	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{FlushEvery: 20 * time.Millisecond, OnEvent: func(ev kb.OccurrenceEvent) { srv.OnOccurrence(ev) }})
+	// The fixtures carry 2024 timestamps: a retention of 30 days would let
+	// the first purge delete their (already closed) occurrences before the
+	// test reads them.
+	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{FlushEvery: 20 * time.Millisecond, Retention: 100 * 365 * 24 * time.Hour,
+		OnEvent: func(ev kb.OccurrenceEvent) { srv.OnOccurrence(ev) }})
 	if err != nil {
 		t.Fatal(err)
 	}
