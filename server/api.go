@@ -307,5 +307,10 @@ func (s *Server) handleAckOccurrence(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	// The live page's form, posted without JavaScript: back to the page.
+	if next := c.PostForm("next"); next != "" && wantsHTML(c.Request) {
+		c.Redirect(http.StatusSeeOther, localPath(next))
+		return
+	}
 	c.JSON(http.StatusOK, occ)
 }

@@ -23,37 +23,56 @@ type errorBody struct {
 // overload 503; anything else 500 with a generic body, logged with the
 // request id.
 func (s *Server) writeError(c *gin.Context, err error) {
+	status, body := s.errorResponse(c, err)
+	writeErrorBody(c, status, body)
+}
+
+// errorResponse maps err to a status and body (see writeError).
+func (s *Server) errorResponse(c *gin.Context, err error) (int, errorBody) {
 	var ve *kb.ValidationError
 	var se *patterns.SyntaxError
 	var fe *ingest.FileError
 	switch {
 	case errors.Is(err, kb.ErrNotFound):
-		writeErrorStatus(c, http.StatusNotFound, err.Error())
+		return http.StatusNotFound, msgBody(err.Error())
 	case errors.As(err, &ve):
-		c.AbortWithStatusJSON(http.StatusBadRequest, errorBody{Error: ve.Error(), Field: ve.Field})
+		return http.StatusBadRequest, errorBody{Error: ve.Error(), Field: ve.Field}
 	case errors.As(err, &se), errors.As(err, &fe), errors.Is(err, ingest.ErrMalformed), errors.Is(err, errBadRequest):
-		writeErrorStatus(c, http.StatusBadRequest, err.Error())
+		return http.StatusBadRequest, msgBody(err.Error())
 	case errors.Is(err, kb.ErrConflict):
-		writeErrorStatus(c, http.StatusConflict, err.Error())
+		return http.StatusConflict, msgBody(err.Error())
 	case errors.Is(err, ingest.ErrTooLarge), errors.Is(err, ingest.ErrTooManyRecords):
-		writeErrorStatus(c, http.StatusRequestEntityTooLarge, err.Error())
+		return http.StatusRequestEntityTooLarge, msgBody(err.Error())
 	case errors.Is(err, ingest.ErrUnsupportedEncoding):
-		writeErrorStatus(c, http.StatusUnsupportedMediaType, err.Error())
+		return http.StatusUnsupportedMediaType, msgBody(err.Error())
 	case errors.Is(err, errNoPatterns):
-		writeErrorStatus(c, http.StatusNotFound, err.Error())
+		return http.StatusNotFound, msgBody(err.Error())
 	case errors.Is(err, ingest.ErrUnknownFormat):
-		writeErrorStatus(c, http.StatusNotFound, err.Error())
+		return http.StatusNotFound, msgBody(err.Error())
 	case errors.Is(err, ingest.ErrQueueFull), errors.Is(err, ingest.ErrQueueClosed), errors.Is(err, errDraining), errors.Is(err, kb.ErrIndexLocked):
 		c.Header("Retry-After", retryAfter(s.opts.RetryAfter))
-		writeErrorStatus(c, http.StatusServiceUnavailable, err.Error())
+		return http.StatusServiceUnavailable, msgBody(err.Error())
 	default:
 		s.log.Error("request failed", "err", err, "request_id", c.GetString(ctxRequestID), "route", c.FullPath())
-		writeErrorStatus(c, http.StatusInternalServerError, "internal error (request "+c.GetString(ctxRequestID)+")")
+		return http.StatusInternalServerError, msgBody("internal error (request " + c.GetString(ctxRequestID) + ")")
 	}
 }
 
 func writeErrorStatus(c *gin.Context, status int, msg string) {
-	c.AbortWithStatusJSON(status, errorBody{Error: oneLine(msg)})
+	writeErrorBody(c, status, msgBody(msg))
+}
+
+func msgBody(msg string) errorBody { return errorBody{Error: oneLine(msg)} }
+
+// writeErrorBody answers with the error as JSON, or as an HTML page on
+// page routes (pageGate marks them).
+func writeErrorBody(c *gin.Context, status int, body errorBody) {
+	if s, ok := c.Value(ctxPageServer).(*Server); ok {
+		s.renderError(c, status, body.Error)
+		c.Abort()
+		return
+	}
+	c.AbortWithStatusJSON(status, body)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -73,27 +73,27 @@ const (
 	scopeRead scope = iota
 	scopeIngest
 	scopeAdmin
+	scopeNone // no token needed (the login page)
 )
 
-// auth checks the bearer token of a scope in constant time. The admin
-// token is accepted everywhere. Basic auth with the token as password is
-// accepted too, for senders that only do Basic (Logstash, Filebeat).
+// auth checks the token of a scope in constant time. The admin token is
+// accepted everywhere. Basic auth with the token as password is accepted
+// too, for senders that only do Basic (Logstash, Filebeat). So is the
+// session cookie the login page sets, so that the pages' own calls (the
+// live stream, acknowledge) work; a cookie is ambient authority, so on an
+// unsafe method it counts only with the CSRF token of the session.
 func (s *Server) auth(sc scope) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		want := ""
-		switch sc {
-		case scopeRead:
-			want = s.opts.ReadToken
-		case scopeIngest:
-			want = s.opts.IngestToken
-		case scopeAdmin:
-			want = s.opts.AdminToken
-		}
+		want := s.scopeToken(sc)
 		if want == "" {
 			c.Next()
 			return
 		}
-		got := presentedToken(c.Request)
+		got, fromCookie := presentedToken(c.Request)
+		if fromCookie && !safeMethod(c.Request.Method) && !csrfValid(c) {
+			writeErrorStatus(c, http.StatusForbidden, "missing or invalid CSRF token (send X-CSRF-Token with the session's token)")
+			return
+		}
 		if tokenEqual(got, want) || tokenEqual(got, s.opts.AdminToken) {
 			c.Next()
 			return
@@ -107,20 +107,63 @@ func (s *Server) auth(sc scope) gin.HandlerFunc {
 	}
 }
 
-func presentedToken(r *http.Request) string {
+// scopeToken returns the token a scope needs; "" leaves it open.
+func (s *Server) scopeToken(sc scope) string {
+	switch sc {
+	case scopeRead:
+		return s.opts.ReadToken
+	case scopeIngest:
+		return s.opts.IngestToken
+	case scopeAdmin:
+		return s.opts.AdminToken
+	}
+	return ""
+}
+
+// authorized reports whether token grants scope sc.
+func (s *Server) authorized(sc scope, token string) bool {
+	want := s.scopeToken(sc)
+	return want == "" || tokenEqual(token, want) || tokenEqual(token, s.opts.AdminToken)
+}
+
+// presentedToken returns the token of the Authorization header (Bearer,
+// or Basic with the token as password), else the session cookie's.
+func presentedToken(r *http.Request) (token string, fromCookie bool) {
 	h := r.Header.Get("Authorization")
 	if t, ok := strings.CutPrefix(h, "Bearer "); ok {
-		return strings.TrimSpace(t)
+		return strings.TrimSpace(t), false
 	}
 	if b, ok := strings.CutPrefix(h, "Basic "); ok {
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(b))
 		if err == nil {
 			if _, pw, ok := strings.Cut(string(raw), ":"); ok {
-				return pw
+				return pw, false
 			}
 		}
 	}
-	return ""
+	if ck, err := r.Cookie(sessionCookie); err == nil && ck.Value != "" {
+		return ck.Value, true
+	}
+	return "", false
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// crossOrigin rejects unsafe cross-origin browser requests (Sec-Fetch-Site,
+// else Origin against Host); requests without those headers (curl, log
+// forwarders) pass.
+var crossOrigin = http.NewCrossOriginProtection()
+
+func (s *Server) sameOrigin() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := crossOrigin.Check(c.Request); err != nil {
+			writeErrorStatus(c, http.StatusForbidden, "cross-origin request refused")
+			return
+		}
+		c.Next()
+	}
 }
 
 func tokenEqual(got, want string) bool {

@@ -12,6 +12,10 @@ func (s *Server) routes() *gin.Engine {
 	r.HandleMethodNotAllowed = true
 	r.Use(s.recovery(), s.requestID(), s.accessLog())
 	r.NoRoute(func(c *gin.Context) {
+		if s.web != nil && wantsHTML(c.Request) {
+			setPageHeaders(c)
+			c.Set(ctxPageServer, s)
+		}
 		writeErrorStatus(c, http.StatusNotFound, "no such route: "+c.Request.Method+" "+c.Request.URL.Path)
 	})
 	r.NoMethod(func(c *gin.Context) {
@@ -46,7 +50,7 @@ func (s *Server) routes() *gin.Engine {
 	ing.GET("/_ilm/*path", s.handleESEmpty)
 	ing.PUT("/_ilm/*path", s.handleESEmpty)
 
-	read := r.Group("/api/v1", s.auth(scopeRead))
+	read := r.Group("/api/v1", s.sameOrigin(), s.auth(scopeRead))
 	read.GET("/search", s.handleSearch)
 	read.GET("/incidents", s.handleListIncidents)
 	read.GET("/incidents/:id", s.handleGetIncident)
@@ -59,7 +63,7 @@ func (s *Server) routes() *gin.Engine {
 	read.GET("/patterns/:id/draft", s.handleDraftPattern)
 	read.GET("/feedback", s.handleListFeedback)
 
-	admin := r.Group("/api/v1", s.auth(scopeAdmin))
+	admin := r.Group("/api/v1", s.sameOrigin(), s.auth(scopeAdmin))
 	admin.POST("/incidents", s.handleCreateIncident)
 	admin.PUT("/incidents/:id", s.handleUpdateIncident)
 	admin.DELETE("/incidents/:id", s.handleDeleteIncident)
@@ -70,5 +74,38 @@ func (s *Server) routes() *gin.Engine {
 
 	// GET / is the web UI for browsers and the Elasticsearch root for log shippers.
 	r.GET("/", s.handleRoot)
+	if s.web != nil {
+		s.pageRoutes(r)
+	}
 	return r
+}
+
+// pageRoutes lists the web pages. Forms that change something carry a
+// CSRF token (pageGate); /analyze only reads, so a form elsewhere may post to it.
+func (s *Server) pageRoutes(r *gin.Engine) {
+	r.GET("/static/*filepath", s.handleStatic)
+	r.HEAD("/static/*filepath", s.handleStatic)
+
+	open := r.Group("", s.pages(scopeNone, true))
+	open.GET("/login", s.handleLoginPage)
+	open.POST("/login", s.handleLogin)
+	open.GET("/logout", s.handleLogoutPage)
+	open.POST("/logout", s.handleLogout)
+
+	read := r.Group("", s.pages(scopeRead, true))
+	read.GET("/incidents/:id", s.handleIncidentPage)
+	read.GET("/analyze", s.handleAnalyzePage)
+	read.GET("/live", s.handleLivePage)
+	r.POST("/analyze", s.pages(scopeRead, false), s.handleAnalyze)
+
+	// gin routes /incidents/new beside /incidents/:id (a static segment
+	// wins over a parameter; tested in pages_test.go).
+	admin := r.Group("", s.pages(scopeAdmin, true))
+	admin.GET("/incidents/new", s.handleNewIncidentPage)
+	admin.POST("/incidents/new", s.handleSaveIncidentPage)
+	admin.GET("/incidents/:id/edit", s.handleEditIncidentPage)
+	admin.POST("/incidents/:id/edit", s.handleSaveIncidentPage)
+	// With POST routes under /incidents/, gin no longer falls back to
+	// /:index/_bulk for an Elasticsearch index named "incidents".
+	r.POST("/incidents/_bulk", s.auth(scopeIngest), s.handleIngest("elasticsearch"))
 }

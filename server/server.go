@@ -17,6 +17,7 @@ import (
 
 	"github.com/incidex/incidex/ingest"
 	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/web"
 )
 
 // Options configure a Server. KB, Queue and Occurrences are required.
@@ -42,6 +43,8 @@ type Options struct {
 	Now      func() time.Time
 	// Mode is gin's mode; default release.
 	Mode string
+	// Web renders the pages; nil serves the API and webhook only.
+	Web *web.Engine
 }
 
 // Server holds the dependencies of the handlers.
@@ -55,7 +58,8 @@ type Server struct {
 	engine  *gin.Engine
 	metrics *metrics
 	broker  *broker
-	pages   pageHandlers // nil until the web UI is wired
+	web     *web.Engine // nil: no pages
+	cat     catalogCache
 
 	matcher  atomic.Pointer[kb.Matcher]
 	reloadMu sync.Mutex
@@ -85,7 +89,7 @@ func New(opts Options) *Server {
 		opts.Mode = gin.ReleaseMode
 	}
 	gin.SetMode(opts.Mode)
-	s := &Server{opts: opts, kb: opts.KB, queue: opts.Queue, occ: opts.Occurrences, em: opts.Emerging, log: log.With("component", "server"), broker: newBroker()}
+	s := &Server{opts: opts, kb: opts.KB, queue: opts.Queue, occ: opts.Occurrences, em: opts.Emerging, log: log.With("component", "server"), broker: newBroker(), web: opts.Web}
 	s.metrics = newMetrics(opts.Registry, s)
 	s.engine = s.routes()
 	return s
@@ -181,9 +185,4 @@ func (s *Server) OnUnmatched(_ context.Context, recs []ingest.Record) {
 	if len(lines) > 0 {
 		s.em.Observe(lines)
 	}
-}
-
-// pageHandlers are the web UI's page handlers.
-type pageHandlers interface {
-	search(c *gin.Context)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/incidex/incidex/kb/kbtest"
 	"github.com/incidex/incidex/server"
 	"github.com/incidex/incidex/starter"
+	"github.com/incidex/incidex/web"
 )
 
 // harness is a real server over a real knowledge base (the starter) with
@@ -38,6 +39,7 @@ type harness struct {
 type harnessOpts struct {
 	queue                 int
 	ingestToken, adminTok string
+	readTok               string
 	withoutStarter        bool
 	extraWriteups         map[string]string
 }
@@ -66,7 +68,11 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	}
 	q := ingest.NewMemQueue(o.queue)
 	var srv *server.Server
-	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{FlushEvery: 20 * time.Millisecond, OnEvent: func(ev kb.OccurrenceEvent) { srv.OnOccurrence(ev) }})
+	// The fixtures carry 2024 timestamps: a retention of 30 days would let
+	// the first purge delete their (already closed) occurrences before the
+	// test reads them.
+	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{FlushEvery: 20 * time.Millisecond, Retention: 100 * 365 * 24 * time.Hour,
+		OnEvent: func(ev kb.OccurrenceEvent) { srv.OnOccurrence(ev) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +80,12 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = server.New(server.Options{KB: k, Queue: q, Occurrences: occ, Emerging: em, IngestToken: o.ingestToken, AdminToken: o.adminTok, Mode: gin.TestMode})
+	pages, err := web.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = server.New(server.Options{KB: k, Queue: q, Occurrences: occ, Emerging: em, IngestToken: o.ingestToken, AdminToken: o.adminTok,
+		ReadToken: o.readTok, Mode: gin.TestMode, Web: pages})
 	if err := srv.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}

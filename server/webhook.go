@@ -217,8 +217,10 @@ func (s *Server) handleESEmpty(c *gin.Context) {
 // handleRoot serves GET /: the web UI for browsers, the Elasticsearch root
 // document for log shippers probing for a cluster.
 func (s *Server) handleRoot(c *gin.Context) {
-	if wantsHTML(c.Request) && s.pages != nil {
-		s.pages.search(c)
+	if wantsHTML(c.Request) && s.web != nil {
+		if s.pageGate(c, scopeRead, true) {
+			s.handleSearchPage(c)
+		}
 		return
 	}
 	s.esInfo(c)

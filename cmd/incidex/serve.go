@@ -19,6 +19,7 @@ import (
 	"github.com/incidex/incidex/ingest"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/server"
+	"github.com/incidex/incidex/web"
 )
 
 // The occurrence store is the pipeline's sink.
@@ -117,9 +118,13 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	if err != nil {
 		return err
 	}
+	pages, err := web.New()
+	if err != nil {
+		return fmt.Errorf("BUG: web templates: %w", err)
+	}
 	srv = server.New(server.Options{
 		KB: k, Queue: q, Occurrences: occ, Emerging: em, IngestToken: cfg.IngestToken, AdminToken: cfg.AdminToken, ReadToken: cfg.ReadToken,
-		Limits: ingest.Limits{MaxBodyBytes: cfg.MaxBody}, Registry: reg, Logger: log,
+		Limits: ingest.Limits{MaxBodyBytes: cfg.MaxBody}, Registry: reg, Logger: log, Web: pages,
 	})
 	notifier = server.NewNotifier(server.NotifierOptions{WebhookURL: cfg.NotifyURL, SlackURL: cfg.SlackURL, PublicURL: cfg.PublicURL,
 		Incident: func(id string) *kb.IncidentRef { return srv.Matcher().Incident(id) }, Logger: log})

@@ -1,0 +1,197 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/server"
+	"github.com/incidex/incidex/starter"
+	"github.com/incidex/incidex/web"
+)
+
+// BenchmarkPages10k renders every page type server-side (ServeHTTP into a
+// recorder, no network) over a knowledge base of the starter plus 10,000
+// generated write-ups, and reports p50 and p99 latency per page.
+func BenchmarkPages10k(b *testing.B) {
+	srv, ids := benchServer(b, 10000)
+	h := srv.Handler()
+	logs := benchLogs(b)
+	block := strings.Join(logs[:min(1000, len(logs))], "\n")
+	queries := []string{"subnet.env", "10.43.0.1", "i/o timeout", "no space left on device", "etcdserver: request timed out",
+		"x509 certificate has expired", "FailedCreatePodSandBox flannel", "eviction ephemeral-storage", "ImagePullBackOff", "kubelet certificate rotation"}
+	pages := []struct {
+		name string
+		req  func(i int) *http.Request
+	}{
+		{"search", func(i int) *http.Request { return pageReq("GET", "/?q="+url.QueryEscape(queries[i%len(queries)]), "") }},
+		{"search-filtered", func(i int) *http.Request { return pageReq("GET", "/?q=timeout&tag=networking", "") }},
+		{"list", func(i int) *http.Request { return pageReq("GET", fmt.Sprintf("/?page=%d", 1+i%200), "") }},
+		{"incident", func(i int) *http.Request { return pageReq("GET", web.IncidentURL(ids[(i*7919)%len(ids)]), "") }},
+		{"incident-starter", func(i int) *http.Request { return pageReq("GET", "/incidents/flannel-subnet-env-missing", "") }},
+		{"analyze-2-lines", func(i int) *http.Request {
+			return pageReq("POST", "/analyze", url.Values{"logs": {flannelEvent + "\n" + calicoLine}}.Encode())
+		}},
+		{"analyze-1000-lines", func(i int) *http.Request { return pageReq("POST", "/analyze", url.Values{"logs": {block}}.Encode()) }},
+		{"live", func(i int) *http.Request { return pageReq("GET", "/live", "") }},
+		{"new-writeup", func(i int) *http.Request { return pageReq("GET", "/incidents/new", "") }},
+	}
+	for _, p := range pages {
+		b.Run(p.name, func(b *testing.B) {
+			var lat []time.Duration
+			i := 0
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				start := time.Now()
+				h.ServeHTTP(rec, p.req(i))
+				lat = append(lat, time.Since(start))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s = %d %s", p.name, rec.Code, firstN(rec.Body.Bytes(), 300))
+				}
+				i++
+			}
+			slices.Sort(lat)
+			b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+			b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func pageReq(method, path, form string) *http.Request {
+	r := httptest.NewRequest(method, path, strings.NewReader(form))
+	r.Header.Set("Accept", "text/html")
+	if form != "" {
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	return r
+}
+
+// benchServer builds a server over the starter and n generated write-ups
+// (as ingest's BenchmarkSearch10k does), with 200 open occurrences.
+func benchServer(b *testing.B, n int) (*server.Server, []string) {
+	b.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(b.TempDir(), "data")
+	k, err := kb.Open(ctx, kb.Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := ingest.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, ingest.LoadOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	files, ids := genWriteups(b, b.TempDir(), n, benchLogs(b))
+	start := time.Now()
+	if rep, err := ingest.Load(ctx, k, files, ingest.LoadOptions{Batch: 500}); err != nil || len(rep.Failed) > 0 {
+		b.Fatalf("load: %v %v", err, rep.Failed)
+	}
+	b.Logf("loaded %d write-ups in %v", n, time.Since(start).Round(time.Millisecond))
+	// Measure a settled index, as a running server has: reopen it.
+	if err := k.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if k, err = kb.Open(ctx, kb.Options{Dir: dir}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = k.Close() })
+	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var obs []kb.Observation
+	for i := range 200 {
+		obs = append(obs, kb.Observation{Time: time.Now(), IncidentID: ids[i], SignatureID: fmt.Sprintf("s-%d", i), Score: 0.9,
+			Message: "E0101 something failed", Labels: map[string]string{"namespace": fmt.Sprintf("ns-%d", i%7), "node": fmt.Sprintf("node-%d", i%13)}})
+	}
+	if err := occ.Observe(ctx, obs, 0); err != nil {
+		b.Fatal(err)
+	}
+	if err := occ.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	pages, err := web.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := server.New(server.Options{KB: k, Queue: ingest.NewMemQueue(10), Occurrences: occ, Mode: gin.TestMode, Web: pages})
+	if err := srv.Reload(ctx); err != nil {
+		b.Fatal(err)
+	}
+	// The first list page builds the catalog (every incident decoded once
+	// per knowledge-base generation); report it on its own.
+	start = time.Now()
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, pageReq("GET", "/", ""))
+	b.Logf("first list page (catalog of %d incidents built): %v", n+44, time.Since(start).Round(time.Millisecond))
+	return srv, ids
+}
+
+func benchLogs(b *testing.B) []string {
+	f, err := os.Open("../testdata/corpus/variants.tsv")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var logs []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if _, l, ok := strings.Cut(sc.Text(), "\t"); ok {
+			logs = append(logs, l)
+		}
+	}
+	return logs
+}
+
+// genWriteups writes n generated Markdown write-ups (front matter, prose
+// with Zipf-distributed words, a log block from the variant corpus with
+// fresh values, a runbook) into dir, like ingest/load_bench_test.go.
+func genWriteups(b *testing.B, dir string, n int, logs []string) (files, ids []string) {
+	words := strings.Fields("the a to of and in node pod kubelet network storage timeout certificate latency queue broker cache replica " +
+		"leader shard volume mount sandbox registry image quota memory disk rollout deploy ingress gateway dns " +
+		"upstream resolver etcd raft snapshot compaction eviction scheduler taint toleration secret configmap")
+	for len(words) < 5000 {
+		words = append(words, fmt.Sprintf("%s%s%d", []string{"svc", "kafka", "pg", "auth", "billing", "edge", "batch", "ml"}[len(words)%8], []string{"lag", "shard", "pool", "queue", "lease", "quota"}[len(words)%6], len(words)))
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	zipf := rand.NewZipf(r, 1.1, 1, uint64(len(words)-1))
+	sentence := func(k int) string {
+		w := make([]string, k)
+		for i := range w {
+			w[i] = words[zipf.Uint64()]
+		}
+		return strings.Join(w, " ")
+	}
+	for i := range n {
+		var sb strings.Builder
+		id := fmt.Sprintf("gen-%05d", i)
+		fmt.Fprintf(&sb, "---\nid: %s\ntitle: %s incident %d\ntags: [%s, %s]\n---\n", id, sentence(3), i, words[zipf.Uint64()], words[zipf.Uint64()])
+		fmt.Fprintf(&sb, "# %s\n\n## Summary\n\n%s.\n\n## Symptoms\n\n```log\n", sentence(4), sentence(40))
+		for k := 0; k < 3; k++ {
+			l := logs[r.IntN(len(logs))]
+			fmt.Fprintf(&sb, "%s component%d-%d\n", strings.ReplaceAll(l, "10.", fmt.Sprintf("10.%d.", r.IntN(200))), i, k)
+		}
+		fmt.Fprintf(&sb, "```\n\n## Root Cause\n\n%s.\n\n## How to confirm\n\n```bash\nkubectl -n <namespace> describe pod <pod>\njournalctl -u kubelet --since -1h | grep %s\n```\n\n## Fix\n\n%s.\n", sentence(30), words[zipf.Uint64()], sentence(25))
+		p := filepath.Join(dir, id+".md")
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		files, ids = append(files, p), append(ids, id)
+	}
+	return files, ids
+}

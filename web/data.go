@@ -1,0 +1,179 @@
+package web
+
+import (
+	"time"
+
+	"github.com/incidex/incidex/kb"
+)
+
+// Page is what the layout of every page needs.
+type Page struct {
+	Title string
+	// Nav is the active navigation item: search, analyze, live, new.
+	Nav string
+	// CSRF is the visitor's anti-forgery token, put in every form that
+	// changes something.
+	CSRF string
+	// CanWrite: the visitor may change the knowledge base (logged in as
+	// admin, or no admin token is configured).
+	CanWrite bool
+	// LoggedIn: the visitor has a session.
+	LoggedIn bool
+	// AuthEnabled: an admin or read token is configured.
+	AuthEnabled bool
+	// Path is the current path and query, for the login link's return.
+	Path string
+}
+
+// Facet is a filter value with the number of incidents that have it.
+type Facet struct {
+	Value string
+	Count int
+}
+
+// SearchData is the search page: results of a query, or the list of
+// incidents when the query is empty.
+type SearchData struct {
+	Page
+	Query, Tag, Service string
+	Tags, Services      []Facet
+	Listing             bool // no query: the incident list
+	Results             []SearchResult
+	Total               int
+	Took                time.Duration
+	PageNum, Pages      int
+	PrevURL, NextURL    string
+	Error               string
+}
+
+// SearchResult is one incident in the results.
+type SearchResult struct {
+	ID, Title, Date string
+	Tags            []string
+	RootCause       string
+	CauseUnknown    bool
+	// Fragments are bleve highlight fragments: plain text with kb.MarkStart
+	// and kb.MarkEnd around the matched terms (the "mark" template func
+	// escapes them).
+	Fragments []Fragment
+}
+
+// Fragment is a highlighted excerpt of one field.
+type Fragment struct {
+	Field, Text string
+}
+
+// IncidentData is the incident page.
+type IncidentData struct {
+	Page
+	Incident    *kb.Incident
+	Occurrences []kb.Occurrence
+	Overlaps    []Link
+}
+
+// Link is an incident link.
+type Link struct {
+	ID, Title string
+}
+
+// AnalyzeData is the analyze page: a form, and after a post the matched
+// lines grouped by incident and the unmatched error lines.
+type AnalyzeData struct {
+	Page
+	Text      string // the input, echoed back when small
+	Submitted bool
+	Error     string
+	MaxBytes  int
+	MaxLines  int
+	Lines     int // lines read
+	Matched   int // lines that matched
+	Groups    []AnalyzeGroup
+	Unmatched []AnalyzeLine // error lines no incident explains
+	// UnmatchedMore counts unmatched error lines not shown.
+	UnmatchedMore int
+}
+
+// AnalyzeGroup is an incident and the lines it explains.
+type AnalyzeGroup struct {
+	ID, Title    string
+	RootCause    string
+	CauseUnknown bool
+	Count        int
+	Best         float64
+	Lines        []AnalyzeLine
+	More         int // matched lines not shown
+}
+
+// AnalyzeLine is an input line; for a match, with the explanation.
+type AnalyzeLine struct {
+	N         int
+	Text      string
+	Score     float64
+	SigID     string
+	Template  string
+	Direction string
+	// Segments are the explained text, token by token.
+	Segments []Segment
+	Missing  []string
+}
+
+// Segment is a piece of an explained line. Class is "lit" (matched
+// literally), "mask" (matched through a mask), "extra" (not in the
+// signature) or "" (separators).
+type Segment struct {
+	Text, Class string
+}
+
+// LiveData is the live occurrences page.
+type LiveData struct {
+	Page
+	Namespace, Node, Incident string
+	Rows                      []LiveRow
+	// StreamURL is the SSE stream with the same filters.
+	StreamURL string
+}
+
+// LiveRow is an open occurrence.
+type LiveRow struct {
+	ID                  int64
+	IncidentID, Title   string
+	Labels              []Label
+	Count               int64
+	FirstSeen, LastSeen time.Time
+	AckedBy             string
+	Acked               bool
+	Sample              string
+}
+
+// Label is a resource label.
+type Label struct {
+	Key, Value string
+}
+
+// EditData is the form that adds or edits a write-up.
+type EditData struct {
+	Page
+	// ID is the incident being edited, "" for a new write-up.
+	ID       string
+	Action   string // form action
+	Text     string
+	Name     string // file name of an uploaded write-up
+	Error    string
+	Preview  []*kb.Incident
+	MaxBytes int
+}
+
+// LoginData is the login form.
+type LoginData struct {
+	Page
+	Next  string
+	Error string
+}
+
+// ErrorData is an error page.
+type ErrorData struct {
+	Page
+	Status    int
+	Message   string
+	RequestID string
+}

@@ -1,0 +1,125 @@
+package web_test
+
+import (
+	"bytes"
+	"io/fs"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/web"
+)
+
+func newEngine(t testing.TB) *web.Engine {
+	t.Helper()
+	e, err := web.New()
+	if err != nil {
+		t.Fatalf("web.New() = %v", err)
+	}
+	return e
+}
+
+func render(t *testing.T, e *web.Engine, page string, data any) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := e.Render(&b, page, data); err != nil {
+		t.Fatalf("Render(%s) = %v", page, err)
+	}
+	return b.String()
+}
+
+var page = web.Page{Title: "T", Nav: "search", CSRF: "tok123", CanWrite: true, Path: "/x"}
+
+func sampleIncident() *kb.Incident {
+	return &kb.Incident{
+		ID: "flannel-subnet-env-missing", Title: "Flannel CNI cannot read subnet.env", Format: "markdown", Source: "starter:x.md",
+		Date: "2024-02-19", Tags: []string{"cni", "flannel"}, CauseStatus: kb.CauseKnown, RootCause: "flanneld never wrote `subnet.env`.",
+		Superseded: []string{"Flannel is broken."}, Fix: "Restart flannel.",
+		Runbook:    []kb.Step{{Heading: "Confirm", Comment: "Is flannel running?", Command: "kubectl -n <namespace> get pods -o wide --field-selector spec.nodeName=<node>"}},
+		Signatures: []kb.Signature{{ID: "s-1", Kind: kb.SigCurated, Template: "open /run/flannel/subnet.env: no such file or directory"}},
+		Body:       "---\nid: x\n---\n# Flannel\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```bash\nls /run/flannel\n```\n",
+	}
+}
+
+func TestEveryPageRenders(t *testing.T) {
+	e := newEngine(t)
+	now := time.Date(2026, 3, 7, 22, 41, 9, 0, time.UTC)
+	tests := []struct {
+		page string
+		data any
+		want []string
+	}{
+		{"search", web.SearchData{Page: page, Query: "subnet.env", Total: 1, PageNum: 1, Pages: 1, Tags: []web.Facet{{Value: "cni", Count: 3}}, Tag: "cni",
+			Results: []web.SearchResult{{ID: "a-b", Title: "A B", Tags: []string{"cni"}, CauseUnknown: true,
+				Fragments: []web.Fragment{{Field: "body", Text: "x " + kb.MarkStart + "subnet.env" + kb.MarkEnd + " y"}}}}},
+			[]string{`value="subnet.env"`, `<a href="/incidents/a-b">A B</a>`, "Root cause not stated", "<mark>subnet.env</mark>", `<option value="cni" selected>`, `aria-current="page"`}},
+		{"search", web.SearchData{Page: page, Listing: true, Total: 0, PageNum: 1, Pages: 1}, []string{"0 incidents"}},
+		{"incident", web.IncidentData{Page: page, Incident: sampleIncident(), Overlaps: []web.Link{{ID: "cni-startup-race"}},
+			Occurrences: []kb.Occurrence{{ID: 7, Labels: map[string]string{"node": "worker-3", "namespace": "shop"}, Count: 42, LastSeen: now, Status: "open"}}},
+			[]string{"Root cause", "<code>subnet.env</code>", "Superseded guess", `<var class="ph">&lt;namespace&gt;</var>`,
+				`data-copy="kubectl -n &lt;namespace&gt; get pods`, "open /run/flannel/subnet.env", "<table>", `<span class="k">namespace</span>=<span class="v">shop</span>`,
+				">42<", "2026-03-07 22:41:09 UTC", `href="/incidents/cni-startup-race"`, `href="/incidents/flannel-subnet-env-missing/edit"`, `<code class="language-bash">`}},
+		{"incident", web.IncidentData{Page: page, Incident: &kb.Incident{ID: "IL-0087", Title: "Fyra", Format: "library", CauseStatus: kb.CauseUnknown, Body: "IL-0087 Fyra\nline two"}},
+			[]string{"Root cause not stated", "<p>line two</p>", "No runbook commands", "Not seen in the logs"}},
+		{"analyze", web.AnalyzeData{Page: page, MaxBytes: 5 << 20, MaxLines: 50000, Submitted: true, Lines: 3, Matched: 1,
+			Groups: []web.AnalyzeGroup{{ID: "g", Title: "G", Count: 1, Best: 0.9, Lines: []web.AnalyzeLine{{N: 2, Score: 0.9, Template: "dial tcp <ip>:443", Direction: "stream",
+				Segments: []web.Segment{{Text: "dial", Class: "lit"}, {Text: " "}, {Text: "10.0.0.1", Class: "mask"}}, Missing: []string{"timeout"}}}}},
+			Unmatched: []web.AnalyzeLine{{N: 3, Text: "error: <b>"}}},
+			[]string{"5 MB", `<span class="t-lit">dial</span> <span class="t-mask">10.0.0.1</span>`, `<del class="missing">timeout</del>`, "score <strong>0.90</strong>", "error: &lt;b&gt;", "1 unmatched error line"}},
+		{"live", web.LiveData{Page: page, Namespace: "shop", StreamURL: "/api/v1/occurrences/stream?namespace=shop",
+			Rows: []web.LiveRow{{ID: 9, IncidentID: "oom-killed", Title: "OOM", Count: 3, LastSeen: now, Labels: []web.Label{{"node", "n1"}}}}},
+			[]string{`data-stream="/api/v1/occurrences/stream?namespace=shop"`, `data-id="9"`, `action="/api/v1/occurrences/9/ack?by=web"`, `name="csrf" value="tok123"`, `<template id="live-row">`}},
+		{"edit", web.EditData{Page: page, Action: "/incidents/new", Text: "# <b>x</b>", Preview: []*kb.Incident{sampleIncident()}},
+			[]string{`action="/incidents/new"`, "# &lt;b&gt;x&lt;/b&gt;</textarea>", "Signatures that would be learned", `name="csrf" value="tok123"`}},
+		{"login", web.LoginData{Page: web.Page{AuthEnabled: true, CSRF: "c"}, Next: "/live", Error: "bad"}, []string{`type="password"`, `name="next" value="/live"`, "bad"}},
+		{"logout", web.Page{LoggedIn: true, CSRF: "c"}, []string{`action="/logout"`}},
+		{"error", web.ErrorData{Page: page, Status: 404, Message: "incident \"x\": not found", RequestID: "r1"}, []string{"404", "incident &#34;x&#34;: not found", "r1"}},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		seen[tt.page] = true
+		out := render(t, e, tt.page, tt.data)
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("Render(%s) lacks %q", tt.page, w)
+			}
+		}
+		for _, w := range []string{"<!doctype html>", `<main id="main"`, e.AssetURL("app.css"), e.AssetURL("app.js")} {
+			if !strings.Contains(out, w) {
+				t.Errorf("Render(%s) lacks the layout's %q", tt.page, w)
+			}
+		}
+		if strings.Contains(out, " style=") || strings.Contains(out, "<style") {
+			t.Errorf("Render(%s) has inline style, which the CSP blocks", tt.page)
+		}
+	}
+	for _, p := range web.Pages {
+		if !seen[p] {
+			t.Errorf("page %s has no render test", p)
+		}
+	}
+}
+
+func TestRenderUnknownPage(t *testing.T) {
+	if err := newEngine(t).Render(&bytes.Buffer{}, "nope", nil); err == nil {
+		t.Error(`Render("nope") = nil, want an error`)
+	}
+}
+
+func TestStaticAssetsAreHashed(t *testing.T) {
+	e := newEngine(t)
+	u := e.AssetURL("app.css")
+	if !strings.HasPrefix(u, "/static/app.") || !strings.HasSuffix(u, ".css") || u == "/static/app.css" {
+		t.Fatalf("AssetURL(app.css) = %q, want a hashed name", u)
+	}
+	name := strings.TrimPrefix(u, "/static/")
+	if !e.Immutable(name) || e.Immutable("app.css") {
+		t.Errorf("Immutable(%q), Immutable(app.css) = %v, %v; want true, false", name, e.Immutable(name), e.Immutable("app.css"))
+	}
+	a, err1 := fs.ReadFile(e.Static(), name)
+	b, err2 := fs.ReadFile(e.Static(), "app.css")
+	if err1 != nil || err2 != nil || !bytes.Equal(a, b) || len(a) == 0 {
+		t.Errorf("Static() hashed and plain app.css differ: %v %v", err1, err2)
+	}
+}
