@@ -2,9 +2,9 @@ package server_test
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"mime/multipart"
 	"strings"
 	"testing"
