@@ -185,7 +185,7 @@ func (e *Emerging) Observe(lines []UnmatchedLine) {
 				Seeded: h.c.Seeded, Samples: []string{}, Labels: map[string][]string{}}}
 			e.stats[h.c.ID] = st
 		}
-		st.p.Template = h.c.Template
+		st.p.Template = patterns.Escape(h.c.Template)
 		st.p.Count++
 		st.p.FirstSeen = minTime(st.p.FirstSeen, t)
 		st.p.LastSeen = maxTime(st.p.LastSeen, t)
@@ -330,7 +330,7 @@ func (e *Emerging) fold() {
 			into = &patternStats{buckets: map[int64]int64{}, p: EmergingPattern{ID: c.ID, FirstSeen: st.p.FirstSeen, Samples: []string{}, Labels: map[string][]string{}}}
 			e.stats[c.ID] = into
 		}
-		into.p.Template = c.Template
+		into.p.Template = patterns.Escape(c.Template)
 		into.p.Count += st.p.Count
 		into.p.FirstSeen = minTime(into.p.FirstSeen, st.p.FirstSeen)
 		into.p.LastSeen = maxTime(into.p.LastSeen, st.p.LastSeen)
@@ -517,7 +517,7 @@ func draftID(tmpl string) string {
 }
 
 func draftTitle(tmpl string) string {
-	t := strings.Join(strings.Fields(strings.ReplaceAll(tmpl, "<*>", "…")), " ")
+	t := strings.Join(strings.Fields(strings.NewReplacer("<*>", "…", `\<`, "<").Replace(tmpl)), " ")
 	if len(t) > 90 {
 		t = t[:90] + "…"
 	}

@@ -38,7 +38,8 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("template: %s at offse
 var literalAngles = map[string]bool{"nil": true, "none": true, "unknown": true, "invalid": true, "nil>": true}
 
 // Parse parses a template such as "dial tcp <ip>:443: i/o timeout". The
-// placeholders are <*> and the mask names (<ip>, <num>, <hex>, ...).
+// placeholders are <*> and the mask names (<ip>, <num>, <hex>, ...); a
+// backslash makes angle brackets literal: "lease \<held>".
 func Parse(src string) (*Pattern, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &SyntaxError{Pos: 0, Msg: "empty template"}
@@ -47,7 +48,7 @@ func Parse(src string) (*Pattern, error) {
 	var buf []Token
 	last := 0
 	for i := 0; i < len(src); i++ {
-		if src[i] != '<' {
+		if src[i] != '<' || i > 0 && src[i-1] == '\\' {
 			continue
 		}
 		end := strings.IndexByte(src[i:], '>')
@@ -67,7 +68,7 @@ func Parse(src string) (*Pattern, error) {
 		case literalAngles[strings.ToLower(name)]:
 			continue
 		default:
-			return nil, &SyntaxError{Pos: i, Msg: fmt.Sprintf("unknown placeholder <%s> (known: <*> %s)", name, knownMasks())}
+			return nil, &SyntaxError{Pos: i, Msg: fmt.Sprintf("unknown placeholder <%s> (known: <*> %s; write \\<%s> for literal text)", name, knownMasks(), name)}
 		}
 		buf = p.addText(src, last, i, buf)
 		p.Tokens = append(p.Tokens, PatternToken{Start: i, End: i + end + 1, Kind: kind, Placeholder: true})
@@ -79,6 +80,38 @@ func Parse(src string) (*Pattern, error) {
 		return nil, &SyntaxError{Pos: 0, Msg: "template has no tokens"}
 	}
 	return p, nil
+}
+
+// Escape makes template text taken from log lines parseable: every <name>
+// that Parse would reject as an unknown placeholder gets a backslash, so
+// "lease <held> by <ip>" becomes "lease \<held> by <ip>".
+func Escape(tmpl string) string {
+	var b strings.Builder
+	last, changed := 0, false
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] != '<' || i > 0 && tmpl[i-1] == '\\' {
+			continue
+		}
+		end := strings.IndexByte(tmpl[i:], '>')
+		if end < 0 {
+			break
+		}
+		name := tmpl[i+1 : i+end]
+		if name == "" || name == "*" || strings.ContainsAny(name, " \t") || literalAngles[strings.ToLower(name)] {
+			continue
+		}
+		if _, ok := kindByName(strings.ToLower(name)); ok {
+			continue
+		}
+		b.WriteString(tmpl[last:i])
+		b.WriteByte('\\')
+		last, changed = i, true
+	}
+	if !changed {
+		return tmpl
+	}
+	b.WriteString(tmpl[last:])
+	return b.String()
 }
 
 func knownMasks() string {
@@ -138,7 +171,7 @@ func (p *Pattern) Template() string {
 		last = t.End
 	}
 	b.WriteString(p.Text[last:])
-	return strings.Join(strings.Fields(b.String()), " ")
+	return Escape(strings.Join(strings.Fields(b.String()), " "))
 }
 
 // Literals returns the literal runs of the template, longest first: the text

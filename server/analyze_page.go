@@ -135,19 +135,23 @@ func (s *Server) analyze(d *web.AnalyzeData, text string) error {
 			continue
 		}
 		d.Matched++
+		// A line counts for its best incident only; the runners-up are
+		// named beside it, so that three lines do not read as six incidents.
+		h := r.Matches[0]
+		g := groupFor(groups, h.Incident)
+		g.Count++
+		g.Best = max(g.Best, h.Score)
 		shown := false
-		for _, h := range r.Matches {
-			g := groupFor(groups, h.Incident)
-			g.Count++
-			g.Best = max(g.Best, h.Score)
-			if len(g.Lines) < linesPerGroup {
-				l := web.AnalyzeLine{N: r.Line, Text: lines[i], Score: h.Score, SigID: h.Signature.ID}
-				explained(&l, h)
-				g.Lines = append(g.Lines, l)
-				shown = true
-			} else {
-				g.More++
+		if len(g.Lines) < linesPerGroup {
+			l := web.AnalyzeLine{N: r.Line, Text: lines[i], Score: h.Score, SigID: h.Signature.ID}
+			for _, alt := range r.Matches[1:] {
+				l.Alternatives = append(l.Alternatives, web.Alternative{ID: alt.Incident.ID, Title: alt.Incident.Title, Score: alt.Score})
 			}
+			explained(&l, h)
+			g.Lines = append(g.Lines, l)
+			shown = true
+		} else {
+			g.More++
 		}
 		if shown && !explainAll {
 			explain = append(explain, i)

@@ -98,26 +98,30 @@ func (s *Server) handlePromotePattern(c *gin.Context) {
 		s.writeError(c, &kb.ValidationError{Field: "incident", Msg: "want {\"incident\": \"<id>\"}; for a new incident, GET the draft and POST it to /api/v1/incidents"})
 		return
 	}
-	ctx := c.Request.Context()
-	p, err := s.em.Get(ctx, c.Param("id"))
+	sig, err := s.promote(c, c.Param("id"), req.Incident)
 	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	sig, err := s.kb.AddSignature(ctx, req.Incident, p.Template)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	if err := s.em.MarkPromoted(ctx, p.ID, req.Incident); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	if err := s.Reload(ctx); err != nil {
 		s.writeError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"signature": sig})
+}
+
+// promote adds pattern id's template as a signature of incident and
+// reloads the matcher.
+func (s *Server) promote(c *gin.Context, id, incident string) (kb.Signature, error) {
+	ctx := c.Request.Context()
+	p, err := s.em.Get(ctx, id)
+	if err != nil {
+		return kb.Signature{}, err
+	}
+	sig, err := s.kb.AddSignature(ctx, incident, p.Template)
+	if err != nil {
+		return kb.Signature{}, err
+	}
+	if err := s.em.MarkPromoted(ctx, p.ID, incident); err != nil {
+		return kb.Signature{}, err
+	}
+	return sig, s.Reload(ctx)
 }
 
 type feedbackRequest struct {
@@ -138,25 +142,29 @@ func (s *Server) handleAddFeedback(c *gin.Context) {
 		s.writeError(c, &kb.ValidationError{Field: "body", Msg: "want {\"signature_id\" or \"incident_id\", \"line\", \"verdict\": \"up\"|\"down\"}"})
 		return
 	}
+	fb, err := s.addFeedback(c, req)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, fb)
+}
+
+// addFeedback records a verdict and reloads the matcher so it counts at once.
+func (s *Server) addFeedback(c *gin.Context, req feedbackRequest) (kb.Feedback, error) {
 	ctx := c.Request.Context()
 	if req.SignatureID == "" {
 		sig, err := s.signatureFor(req.IncidentID, req.Line)
 		if err != nil {
-			s.writeError(c, err)
-			return
+			return kb.Feedback{}, err
 		}
 		req.SignatureID = sig
 	}
 	fb, err := s.kb.AddFeedback(ctx, kb.Feedback{SignatureID: req.SignatureID, Line: req.Line, Verdict: req.Verdict, Note: req.Note, By: req.By})
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return kb.Feedback{}, err
 	}
-	if err := s.Reload(ctx); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	c.JSON(http.StatusCreated, fb)
+	return fb, s.Reload(ctx)
 }
 
 // signatureFor finds the signature of incident that matches line best.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,6 +128,8 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("search, open an incident, copy a runbook command", func(t *testing.T) { browseSearchAndCopy(t, h, newTab(t, browserCtx)) })
 	t.Run("analyze pasted lines", func(t *testing.T) { browseAnalyze(t, h, newTab(t, browserCtx)) })
+	t.Run("thumbs down on a match", func(t *testing.T) { browseFeedback(t, h, newTab(t, browserCtx)) })
+	t.Run("emerging pattern muted from its page", func(t *testing.T) { browsePatterns(t, h, newTab(t, browserCtx)) })
 	t.Run("live occurrence appears without a reload", func(t *testing.T) { browseLive(t, h, newTab(t, browserCtx)) })
 	t.Run("XSS write-up fires no dialog", func(t *testing.T) { browseXSS(t, h, newTab(t, browserCtx)) })
 	t.Run("375px wide and dark", func(t *testing.T) { browseNarrowAndDark(t, h, newTab(t, browserCtx)) })
@@ -188,6 +191,58 @@ func browseAnalyze(t *testing.T, h *harness, tb *tab) {
 	}
 	tb.do(t, "scroll to results", chromedp.ScrollIntoView(chromedp.CSS("section.analysis")))
 	tb.screenshot(t, "analyze")
+}
+
+// browseFeedback clicks the thumbs-down of a match: the script records it
+// without leaving the page, and the knowledge base has it.
+func browseFeedback(t *testing.T, h *harness, tb *tab) {
+	tb.do(t, "analyze",
+		chromedp.Navigate(h.http.URL+"/analyze"),
+		chromedp.WaitVisible(chromedp.CSS("#logs")),
+		chromedp.SetValue(chromedp.CSS("#logs"), flannelEvent),
+		chromedp.Click(chromedp.CSS(`form.analyze button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`section.group form.fb button[value="down"]`)),
+		chromedp.Evaluate[chromedp.Void](`window.notReloaded = true`),
+		chromedp.Click(chromedp.CSS(`section.group form.fb button[value="down"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`section.group .fb-done`)),
+	)
+	if ok := run(t, tb, "no reload", chromedp.Evaluate[bool](`window.notReloaded === true`)); !ok {
+		t.Error("the feedback left the analyze page")
+	}
+	done := run(t, tb, "message", chromedp.Text(chromedp.CSS(`section.group .fb-done`)))
+	list, err := h.kb.ListFeedback(t.Context(), "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Verdict != "down" || !strings.Contains(list[0].Line, "subnet.env") || !strings.Contains(done, "wrong match") {
+		t.Errorf("after the click: message %q, feedback %+v", done, list)
+	}
+}
+
+// browsePatterns: an unknown error arrives through the webhook, shows on
+// /patterns, and the Mute button takes it off the list.
+func browsePatterns(t *testing.T, h *harness, tb *tab) {
+	var body strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&body, `{"level":"error","msg":"quota broker refused reservation r-%d: tenant acme over soft limit","namespace":"billing"}`+"\n", i)
+	}
+	if r := h.do("POST", "/ingest/v1/ndjson", "application/x-ndjson", []byte(body.String())); r.status != 200 {
+		t.Fatalf("webhook = %d %s", r.status, r.body)
+	}
+	p := h.waitPattern("quota broker refused reservation")
+	sel := "#p-" + p.ID
+	tb.do(t, "open patterns", chromedp.Navigate(h.http.URL+"/patterns"), chromedp.WaitVisible(chromedp.CSS(sel)))
+	tb.screenshot(t, "patterns")
+	tb.do(t, "mute",
+		chromedp.Click(chromedp.CSS(sel+` form[action$="/mute"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.status`)),
+	)
+	if n := run(t, tb, "rows", chromedp.Evaluate[int](`document.querySelectorAll("`+sel+`").length`)); n != 0 {
+		t.Error("the muted pattern is still on the page")
+	}
+	if got, _ := h.em.Get(t.Context(), p.ID); !got.Muted {
+		t.Error("the pattern is not muted in the store")
+	}
 }
 
 func browseLive(t *testing.T, h *harness, tb *tab) {
@@ -263,7 +318,7 @@ func browseNarrowAndDark(t *testing.T, h *harness, tb *tab) {
 	tb.do(t, "new write-up", chromedp.Navigate(h.http.URL+"/incidents/new"), chromedp.WaitVisible(chromedp.CSS("#markdown")))
 	tb.screenshot(t, "new-writeup")
 	tb.do(t, "375px", chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile))
-	for _, path := range []string{"/", "/incidents/flannel-subnet-env-missing", "/analyze", "/live", "/incidents/new"} {
+	for _, path := range []string{"/", "/incidents/flannel-subnet-env-missing", "/analyze", "/live", "/patterns", "/incidents/new"} {
 		tb.do(t, "open "+path, chromedp.Navigate(h.http.URL+path), chromedp.WaitReady(chromedp.CSS("footer")))
 		w := run(t, tb, "width", chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
 		if w > 375 {

@@ -15,7 +15,17 @@ import (
 
 // handleNewIncidentPage serves GET /incidents/new: an empty write-up form.
 func (s *Server) handleNewIncidentPage(c *gin.Context) {
-	s.render(c, http.StatusOK, "edit", s.editData(c, ""))
+	d := s.editData(c, "")
+	// ?pattern= starts from the draft of an emerging pattern.
+	if id := c.Query("pattern"); id != "" && s.em != nil {
+		p, err := s.em.Get(c.Request.Context(), id)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		d.Text = kb.Draft(p)
+	}
+	s.render(c, http.StatusOK, "edit", d)
 }
 
 // handleEditIncidentPage serves GET /incidents/:id/edit: the form with the

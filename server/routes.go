@@ -96,6 +96,7 @@ func (s *Server) pageRoutes(r *gin.Engine) {
 	read.GET("/incidents/:id", s.handleIncidentPage)
 	read.GET("/analyze", s.handleAnalyzePage)
 	read.GET("/live", s.handleLivePage)
+	read.GET("/patterns", s.handlePatternsPage)
 	r.POST("/analyze", s.pages(scopeRead, false), s.handleAnalyze)
 
 	// gin routes /incidents/new beside /incidents/:id (a static segment
@@ -105,6 +106,9 @@ func (s *Server) pageRoutes(r *gin.Engine) {
 	admin.POST("/incidents/new", s.handleSaveIncidentPage)
 	admin.GET("/incidents/:id/edit", s.handleEditIncidentPage)
 	admin.POST("/incidents/:id/edit", s.handleSaveIncidentPage)
+	admin.POST("/patterns/:id/mute", s.handleMutePatternPage)
+	admin.POST("/patterns/:id/promote", s.handlePromotePatternPage)
+	admin.POST("/feedback", s.handleFeedbackPage)
 	// With POST routes under /incidents/, gin no longer falls back to
 	// /:index/_bulk for an Elasticsearch index named "incidents".
 	r.POST("/incidents/_bulk", s.auth(scopeIngest), s.handleIngest("elasticsearch"))

@@ -41,6 +41,7 @@ type harnessOpts struct {
 	ingestToken, adminTok string
 	readTok               string
 	withoutStarter        bool
+	withoutEmerging       bool
 	extraWriteups         map[string]string
 }
 
@@ -76,9 +77,11 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	em, err := k.Emerging(ctx, kb.EmergingOptions{FlushEvery: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+	var em *kb.Emerging
+	if !o.withoutEmerging {
+		if em, err = k.Emerging(ctx, kb.EmergingOptions{FlushEvery: 20 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	pages, err := web.New()
 	if err != nil {
@@ -94,7 +97,9 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = pipe.Run(runCtx) })
 	wg.Go(func() { _ = occ.Run(runCtx) })
-	wg.Go(func() { _ = em.Run(runCtx) })
+	if em != nil {
+		wg.Go(func() { _ = em.Run(runCtx) })
+	}
 	hs := httptest.NewServer(srv.Handler())
 	h := &harness{t: t, kb: k, srv: srv, occ: occ, em: em, q: q, http: hs}
 	h.stop = func() {

@@ -115,6 +115,14 @@ type AnalyzeLine struct {
 	// Segments are the explained text, token by token.
 	Segments []Segment
 	Missing  []string
+	// Alternatives are the other incidents that explain the line, less well.
+	Alternatives []Alternative
+}
+
+// Alternative is a runner-up incident of a line.
+type Alternative struct {
+	ID, Title string
+	Score     float64
 }
 
 // Segment is a piece of an explained line. Class is "lit" (matched
@@ -176,4 +184,40 @@ type ErrorData struct {
 	Status    int
 	Message   string
 	RequestID string
+}
+
+// PatternsData is the emerging-patterns page: recurring error lines that
+// match no incident, to promote or mute.
+type PatternsData struct {
+	Page
+	// Enabled: the server mines patterns (incidex serve does).
+	Enabled   bool
+	Sort      string // count or growth
+	ShowMuted bool
+	Patterns  []PatternRow
+	// Incidents are the promote targets.
+	Incidents []Link
+	Notice    string
+	Error     string
+}
+
+// PatternRow is one emerging pattern.
+type PatternRow struct {
+	ID, Template        string
+	Count, Recent       int64
+	Growth              float64
+	Growing             bool
+	FirstSeen, LastSeen time.Time
+	Samples             []string
+	Labels              []Label
+	Muted               bool
+	Seeded              bool
+	Promoted            string
+}
+
+// FeedbackData confirms a verdict recorded from a form posted without
+// JavaScript.
+type FeedbackData struct {
+	Page
+	Verdict, IncidentID, Line string
 }

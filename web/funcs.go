@@ -25,6 +25,7 @@ func (e *Engine) funcs() template.FuncMap {
 		"score":    func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
 		"labels":   Labels,
 		"plural":   plural,
+		"plural64": func(n int64, word string) string { return plural(int(n), word) },
 		"join":     strings.Join,
 		"fieldName": func(f string) string {
 			return strings.ReplaceAll(f, "_", " ")

@@ -82,6 +82,38 @@
     });
   });
 
+  // ---- Match feedback (analyze page) ----------------------------------
+  // Sent in the background; without JavaScript the form posts and a
+  // confirmation page answers.
+  document.addEventListener("submit", function (e) {
+    var f = e.target;
+    if (!f.classList || !f.classList.contains("fb")) { return; }
+    var btn = e.submitter;
+    if (!btn || !window.fetch || !window.FormData) { return; }
+    e.preventDefault();
+    var body = new URLSearchParams(new FormData(f));
+    body.set("verdict", btn.value);
+    f.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
+    fetch(f.action, {
+      method: "POST", credentials: "same-origin", body: body,
+      headers: { "X-CSRF-Token": csrf, "Accept": "application/json" }
+    }).then(function (r) {
+      if (!r.ok) {
+        return r.json().catch(function () { return {}; }).then(function (j) { throw new Error(j.error || ("HTTP " + r.status)); });
+      }
+      var done = document.createElement("span");
+      done.className = "fb-done";
+      done.setAttribute("role", "status");
+      done.textContent = btn.value === "up" ? "Thanks: marked as the right incident." : "Thanks: marked as a wrong match; it will score lower.";
+      f.replaceWith(done);
+    }).catch(function (err) {
+      f.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      var msg = f.querySelector(".fb-error");
+      if (!msg) { msg = document.createElement("span"); msg.className = "fb-error error"; msg.setAttribute("role", "alert"); f.appendChild(msg); }
+      msg.textContent = "Not recorded: " + err.message;
+    });
+  });
+
   // ---- Live occurrences -----------------------------------------------
   var table = document.getElementById("live");
   if (!table || !window.EventSource) { return; }
