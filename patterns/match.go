@@ -18,6 +18,7 @@ type scratch struct {
 	fen       []fenNode
 	bound     []float32 // their bounds
 	groupBest []float32 // per group, the best score so far (zero between lines)
+	groupAt   []int32   // per group, 1 + its index in the output of bestPerGroup (zero between lines)
 	dp        []float32
 	credit    []float32
 	known     []Token   // the line's tokens that some signature could match
@@ -238,18 +239,23 @@ func (s *Set) bestPerGroup(dst []Match, start int, sc *scratch) []Match {
 	if len(dst)-start < 2 {
 		return dst
 	}
-	seen := make(map[string]int, len(dst)-start)
+	if len(sc.groupAt) < s.groups {
+		sc.groupAt = make([]int32, s.groups)
+	}
 	out := dst[:start]
 	for _, m := range dst[start:] {
-		g := s.defs[m.Sig].Group
-		if k, ok := seen[g]; ok {
-			if m.Score > out[k].Score {
-				out[k] = m
+		g := s.pats[m.Sig].group
+		if k := sc.groupAt[g]; k > 0 {
+			if m.Score > out[k-1].Score {
+				out[k-1] = m
 			}
 			continue
 		}
-		seen[g] = len(out)
 		out = append(out, m)
+		sc.groupAt[g] = int32(len(out))
+	}
+	for _, m := range out[start:] {
+		sc.groupAt[s.pats[m.Sig].group] = 0
 	}
 	return out
 }

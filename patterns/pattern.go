@@ -15,12 +15,13 @@ type Pattern struct {
 
 // PatternToken is one token of a Pattern.
 type PatternToken struct {
-	// Start and End locate the token in Pattern.Text.
-	Start, End int
-	Kind       Kind
 	// Hash is the hash of the lower-cased text; for a masked example token,
 	// of its example value, so an exact value can score above its mask.
 	Hash uint64
+	// Start and End locate the token in Pattern.Text (int32: a knowledge
+	// base of 10,000 signatures holds about 400,000 of these).
+	Start, End int32
+	Kind       Kind
 	// Placeholder is set for tokens written as <ip>, <*>, ...: they have no value.
 	Placeholder bool
 }
@@ -71,7 +72,7 @@ func Parse(src string) (*Pattern, error) {
 			return nil, &SyntaxError{Pos: i, Msg: fmt.Sprintf("unknown placeholder <%s> (known: <*> %s; write \\<%s> for literal text)", name, knownMasks(), name)}
 		}
 		buf = p.addText(src, last, i, buf)
-		p.Tokens = append(p.Tokens, PatternToken{Start: i, End: i + end + 1, Kind: kind, Placeholder: true})
+		p.Tokens = append(p.Tokens, PatternToken{Start: int32(i), End: int32(i + end + 1), Kind: kind, Placeholder: true})
 		last = i + end + 1
 		i = last - 1
 	}
@@ -132,7 +133,7 @@ func (p *Pattern) addText(src string, from, to int, buf []Token) []Token {
 	}
 	buf = Tokenize(src[from:to], buf[:0])
 	for _, t := range buf {
-		p.Tokens = append(p.Tokens, PatternToken{Start: from + int(t.Start), End: from + int(t.End), Kind: t.Kind, Hash: t.Hash})
+		p.Tokens = append(p.Tokens, PatternToken{Start: int32(from) + int32(t.Start), End: int32(from) + int32(t.End), Kind: t.Kind, Hash: t.Hash})
 	}
 	return buf
 }
@@ -147,12 +148,14 @@ func FromExample(line string, pins []string) *Pattern {
 	for _, pin := range pins {
 		pinned[hashLower(strings.TrimSpace(pin))] = true
 	}
-	for _, t := range Tokenize(text, nil) {
+	toks := Tokenize(text, nil)
+	p.Tokens = make([]PatternToken, 0, len(toks))
+	for _, t := range toks {
 		k := t.Kind
 		if pinned[t.Hash] {
 			k = KindWord
 		}
-		p.Tokens = append(p.Tokens, PatternToken{Start: int(t.Start), End: int(t.End), Kind: k, Hash: t.Hash})
+		p.Tokens = append(p.Tokens, PatternToken{Start: int32(t.Start), End: int32(t.End), Kind: k, Hash: t.Hash})
 	}
 	return p
 }
@@ -161,7 +164,7 @@ func FromExample(line string, pins []string) *Pattern {
 // placeholders: "dial tcp <ip>:443: i/o timeout".
 func (p *Pattern) Template() string {
 	var b strings.Builder
-	last := 0
+	last := int32(0)
 	for _, t := range p.Tokens {
 		if t.Kind == KindWord {
 			continue
@@ -178,7 +181,7 @@ func (p *Pattern) Template() string {
 // a literal scanner such as grep -F could look for.
 func (p *Pattern) Literals() []string {
 	var out []string
-	runStart, runEnd := -1, -1
+	runStart, runEnd := int32(-1), int32(-1)
 	flush := func() {
 		if runStart >= 0 {
 			out = append(out, strings.TrimSpace(p.Text[runStart:runEnd]))

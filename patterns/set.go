@@ -97,9 +97,9 @@ type compiled struct {
 }
 
 type sigToken struct {
-	kind        Kind
 	hash        uint64
 	typ         int32
+	kind        Kind
 	placeholder bool
 }
 
@@ -298,7 +298,8 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 	if c.boost <= 0 {
 		c.boost = 1
 	}
-	typeOf := make(map[[2]uint64]int32)
+	typeOf := make(map[[2]uint64]int32, len(p.Tokens))
+	c.toks = make([]sigToken, 0, len(p.Tokens))
 	for i, t := range p.Tokens {
 		if t.Kind == KindWildcard {
 			continue
@@ -315,6 +316,16 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 		}
 		c.toks = append(c.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: ti, placeholder: t.Placeholder})
 	}
+	// Exact sizes: a knowledge base of 10,000 signatures keeps these for
+	// good, and append's doubling would leave a third of it unused.
+	c.types = slices.Clone(c.types)
+	nlit := 0
+	for _, t := range c.toks {
+		if t.kind == KindWord {
+			nlit++
+		}
+	}
+	c.lits = make([]litPos, 0, nlit)
 	for i, t := range c.toks {
 		if t.kind == KindWord {
 			c.lits = append(c.lits, litPos{hash: t.hash, pos: int32(i)})

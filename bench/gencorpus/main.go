@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -21,6 +22,8 @@ func main() {
 	healthy := flag.String("healthy", "testdata/corpus/healthy.log", "healthy lines")
 	variants := flag.String("variants", "testdata/corpus/variants.tsv", "labelled error lines (id<TAB>line)")
 	seed := flag.Uint64("seed", 1, "random seed")
+	writeups := flag.Int("writeups", 0, "instead of lines, write this many Markdown write-ups into -dir, 3 log lines (signatures) each")
+	dir := flag.String("dir", "", "directory for -writeups")
 	flag.Parse()
 	h, err := readLines(*healthy, false)
 	if err != nil {
@@ -31,6 +34,12 @@ func main() {
 		fail(err)
 	}
 	r := rand.New(rand.NewPCG(*seed, 42))
+	if *writeups > 0 {
+		if err := genWriteups(*dir, *writeups, v, r); err != nil {
+			fail(err)
+		}
+		return
+	}
 	w := bufio.NewWriterSize(os.Stdout, 1<<20)
 	defer w.Flush()
 	for range *n {
@@ -64,6 +73,30 @@ func vary(s string, r *rand.Rand) string {
 		i = j
 	}
 	return string(b)
+}
+
+// genWriteups writes n write-ups into dir for the memory benchmark: each
+// has a log block of three error lines, made distinct per write-up by a
+// component name, so the knowledge base holds about 3n signatures.
+func genWriteups(dir string, n int, variants []string, r *rand.Rand) error {
+	if dir == "" {
+		return fmt.Errorf("-writeups needs -dir")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		var b strings.Builder
+		fmt.Fprintf(&b, "---\nid: bench-%05d\ntitle: Generated incident %d\ntags: [bench]\n---\n# Generated incident %d\n\n## Symptoms\n\n```log\n", i, i, i)
+		for k := range 3 {
+			fmt.Fprintf(&b, "%s component%dx%d\n", vary(variants[r.IntN(len(variants))], r), i, k)
+		}
+		fmt.Fprintf(&b, "```\n\n## Root Cause\n\nGenerated cause %d.\n\n## Fix\n\nGenerated fix %d.\n", i, i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("bench-%05d.md", i)), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
