@@ -57,6 +57,15 @@ if [ -x /usr/bin/time ]; then
   /usr/bin/time -f "   %M KiB max RSS" bash -c "$cmd_incidex > /dev/null"
 fi
 
+echo "== memory with 10,000 signatures: incidex match over the corpus (max RSS)"
+"$OUT/gencorpus" -writeups 3900 -dir "$DATA/w10k"
+"$OUT/incidex" ingest --no-starter --data "$DATA/kb10k" "$DATA/w10k" | tail -1
+if [ -x /usr/bin/time ]; then
+  for _ in 1 2 3; do
+    /usr/bin/time -f "   %M KiB max RSS, %e s" bash -c "$OUT/incidex match --quiet --data $DATA/kb10k - < $OUT/corpus.log > /dev/null" 2>&1 | tail -1
+  done
+fi
+
 echo "== webhook: Fluent Bit-style 1 MiB JSON batches for $DURATION"
 "$OUT/incidex" serve --data "$DATA/kb" --addr 127.0.0.1:18181 --log-level warn 2>"$OUT/serve.log" &
 SERVE_PID=$!
