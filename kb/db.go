@@ -17,10 +17,14 @@ import (
 var migrationFS embed.FS
 
 // openDB opens the SQLite database at file with WAL, foreign keys and a busy
-// timeout, and applies pending migrations.
+// timeout, and applies pending migrations. Transactions begin IMMEDIATE:
+// every transaction here writes, and a deferred one that reads first fails
+// with SQLITE_BUSY_SNAPSHOT (517), which the busy timeout does not retry,
+// when another connection (the index's persisted callback clearing
+// index_pending) commits between its read and its first write.
 func openDB(ctx context.Context, file string) (*sql.DB, error) {
 	dsn := "file:" + (&url.URL{Path: file}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=synchronous(normal)"
+		"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=synchronous(normal)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
