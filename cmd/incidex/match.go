@@ -500,10 +500,10 @@ func printHitDetails(w io.Writer, h kb.Hit, ind string, explain bool) {
 	if inc.CauseStatus == kb.CauseUnknown {
 		fmt.Fprintf(w, "%swhy: root cause not stated in the write-up\n", ind)
 	} else if inc.RootCause != "" {
-		fmt.Fprintf(w, "%swhy: %s\n", ind, clip(oneLine(plainMarkdown(inc.RootCause)), 300))
+		fmt.Fprintf(w, "%swhy: %s\n", ind, clip(oneLine(plainMarkdown(proseSummary(inc.RootCause))), 300))
 	}
 	if inc.Fix != "" {
-		fmt.Fprintf(w, "%sfix: %s\n", ind, clip(oneLine(plainMarkdown(inc.Fix)), 300))
+		fmt.Fprintf(w, "%sfix: %s\n", ind, clip(oneLine(plainMarkdown(proseSummary(inc.Fix))), 300))
 	}
 	steps := kb.FillRunbook(inc.Runbook, h.Captures)
 	for i, s := range steps {

@@ -119,6 +119,33 @@ func plainMarkdown(s string) string {
 	return strings.NewReplacer("**", "", "__", "").Replace(stripControls2(s))
 }
 
+// proseSummary is s for a one-line summary: fenced code blocks are left
+// out (the runbook lines show the commands); when s is only code, its first
+// command, as "$ command".
+func proseSummary(s string) string {
+	var prose []string
+	first := ""
+	in := false
+	for _, l := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			in = !in
+			continue
+		}
+		switch {
+		case !in:
+			prose = append(prose, l)
+		case first == "" && t != "" && !strings.HasPrefix(t, "#"):
+			first = t
+		}
+	}
+	out := strings.TrimSpace(strings.Join(prose, "\n"))
+	if out == "" && first != "" {
+		return "$ " + first
+	}
+	return out
+}
+
 // stripControls2 removes control characters (except newline and tab) so a
 // write-up cannot send terminal escape sequences.
 func stripControls2(s string) string {
