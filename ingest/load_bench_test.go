@@ -1,70 +1,26 @@
 package ingest
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/incidex/incidex/bench/benchgen"
 	"github.com/incidex/incidex/kb"
 )
 
-// genWriteups writes n generated Markdown write-ups into dir: front matter,
-// prose, a log block built from the variant corpus with fresh values, and a
-// runbook block, about 2 KB each.
+// genWriteups writes n generated write-ups into dir (see benchgen.Writeups).
 func genWriteups(tb testing.TB, dir string, n int) []string {
 	tb.Helper()
-	f, err := os.Open("../testdata/corpus/variants.tsv")
+	logs, err := benchgen.VariantLines("../testdata/corpus/variants.tsv")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var logs []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if _, l, ok := strings.Cut(sc.Text(), "\t"); ok {
-			logs = append(logs, l)
-		}
-	}
-	_ = f.Close()
-	// Prose words follow a Zipf distribution over a 5,000-word vocabulary,
-	// as topic words in real write-ups do: a few words in most documents,
-	// most words in few.
-	words := strings.Fields("the a to of and in node pod kubelet network storage timeout certificate latency queue broker cache replica " +
-		"leader shard volume mount sandbox registry image quota memory disk rollout deploy ingress gateway dns " +
-		"upstream resolver etcd raft snapshot compaction eviction scheduler taint toleration secret configmap")
-	for len(words) < 5000 {
-		words = append(words, fmt.Sprintf("%s%s%d", []string{"svc", "kafka", "pg", "auth", "billing", "edge", "batch", "ml"}[len(words)%8], []string{"lag", "shard", "pool", "queue", "lease", "quota"}[len(words)%6], len(words)))
-	}
-	r := rand.New(rand.NewPCG(7, 11))
-	zipf := rand.NewZipf(r, 1.1, 1, uint64(len(words)-1))
-	sentence := func(k int) string {
-		w := make([]string, k)
-		for i := range w {
-			w[i] = words[zipf.Uint64()]
-		}
-		return strings.Join(w, " ")
-	}
-	files := make([]string, n)
-	for i := range n {
-		var b strings.Builder
-		fmt.Fprintf(&b, "---\nid: gen-%05d\ntitle: %s incident %d\ntags: [%s, %s]\n---\n", i, sentence(3), i, words[zipf.Uint64()], words[zipf.Uint64()])
-		fmt.Fprintf(&b, "# %s\n\n## Summary\n\n%s.\n\n## Symptoms\n\n```log\n", sentence(4), sentence(40))
-		for k := 0; k < 3; k++ {
-			l := logs[r.IntN(len(logs))]
-			fmt.Fprintf(&b, "%s component%d-%d\n", strings.ReplaceAll(l, "10.", fmt.Sprintf("10.%d.", r.IntN(200))), i, k)
-		}
-		fmt.Fprintf(&b, "```\n\n## Root Cause\n\n%s.\n\n## How to confirm\n\n```bash\nkubectl -n <namespace> describe pod <pod>\njournalctl -u kubelet --since -1h | grep %s\n```\n\n## Fix\n\n%s.\n", sentence(30), words[zipf.Uint64()], sentence(25))
-		files[i] = filepath.Join(dir, fmt.Sprintf("gen-%05d.md", i))
-		if err := os.WriteFile(files[i], []byte(b.String()), 0o644); err != nil {
-			tb.Fatal(err)
-		}
+	files, _, err := benchgen.Writeups(dir, n, logs)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return files
 }

@@ -1,14 +1,11 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/incidex/incidex/bench/benchgen"
 	"github.com/incidex/incidex/ingest"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/server"
@@ -142,56 +140,18 @@ func benchServer(b *testing.B, n int) (*server.Server, []string) {
 }
 
 func benchLogs(b *testing.B) []string {
-	f, err := os.Open("../testdata/corpus/variants.tsv")
+	logs, err := benchgen.VariantLines("../testdata/corpus/variants.tsv")
 	if err != nil {
 		b.Fatal(err)
-	}
-	defer f.Close()
-	var logs []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if _, l, ok := strings.Cut(sc.Text(), "\t"); ok {
-			logs = append(logs, l)
-		}
 	}
 	return logs
 }
 
-// genWriteups writes n generated Markdown write-ups (front matter, prose
-// with Zipf-distributed words, a log block from the variant corpus with
-// fresh values, a runbook) into dir, like ingest/load_bench_test.go.
+// genWriteups writes n generated write-ups into dir (see benchgen.Writeups).
 func genWriteups(b *testing.B, dir string, n int, logs []string) (files, ids []string) {
-	words := strings.Fields("the a to of and in node pod kubelet network storage timeout certificate latency queue broker cache replica " +
-		"leader shard volume mount sandbox registry image quota memory disk rollout deploy ingress gateway dns " +
-		"upstream resolver etcd raft snapshot compaction eviction scheduler taint toleration secret configmap")
-	for len(words) < 5000 {
-		words = append(words, fmt.Sprintf("%s%s%d", []string{"svc", "kafka", "pg", "auth", "billing", "edge", "batch", "ml"}[len(words)%8], []string{"lag", "shard", "pool", "queue", "lease", "quota"}[len(words)%6], len(words)))
-	}
-	r := rand.New(rand.NewPCG(7, 11))
-	zipf := rand.NewZipf(r, 1.1, 1, uint64(len(words)-1))
-	sentence := func(k int) string {
-		w := make([]string, k)
-		for i := range w {
-			w[i] = words[zipf.Uint64()]
-		}
-		return strings.Join(w, " ")
-	}
-	for i := range n {
-		var sb strings.Builder
-		id := fmt.Sprintf("gen-%05d", i)
-		fmt.Fprintf(&sb, "---\nid: %s\ntitle: %s incident %d\ntags: [%s, %s]\n---\n", id, sentence(3), i, words[zipf.Uint64()], words[zipf.Uint64()])
-		fmt.Fprintf(&sb, "# %s\n\n## Summary\n\n%s.\n\n## Symptoms\n\n```log\n", sentence(4), sentence(40))
-		for k := 0; k < 3; k++ {
-			l := logs[r.IntN(len(logs))]
-			fmt.Fprintf(&sb, "%s component%d-%d\n", strings.ReplaceAll(l, "10.", fmt.Sprintf("10.%d.", r.IntN(200))), i, k)
-		}
-		fmt.Fprintf(&sb, "```\n\n## Root Cause\n\n%s.\n\n## How to confirm\n\n```bash\nkubectl -n <namespace> describe pod <pod>\njournalctl -u kubelet --since -1h | grep %s\n```\n\n## Fix\n\n%s.\n", sentence(30), words[zipf.Uint64()], sentence(25))
-		p := filepath.Join(dir, id+".md")
-		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		files, ids = append(files, p), append(ids, id)
+	files, ids, err := benchgen.Writeups(dir, n, logs)
+	if err != nil {
+		b.Fatal(err)
 	}
 	return files, ids
 }

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/incidex/incidex/bench/benchgen"
 )
 
 func main() {
@@ -25,11 +27,11 @@ func main() {
 	writeups := flag.Int("writeups", 0, "instead of lines, write this many Markdown write-ups into -dir, 3 log lines (signatures) each")
 	dir := flag.String("dir", "", "directory for -writeups")
 	flag.Parse()
-	h, err := readLines(*healthy, false)
+	h, err := benchgen.Lines(*healthy, 0)
 	if err != nil {
 		fail(err)
 	}
-	v, err := readLines(*variants, true)
+	v, err := benchgen.VariantLines(*variants)
 	if err != nil {
 		fail(err)
 	}
@@ -100,27 +102,6 @@ func genWriteups(dir string, n int, variants []string, r *rand.Rand) error {
 }
 
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
-
-func readLines(path string, tsv bool) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		l := sc.Text()
-		if tsv {
-			_, l, _ = strings.Cut(l, "\t")
-		}
-		if strings.TrimSpace(l) != "" {
-			out = append(out, l)
-		}
-	}
-	return out, sc.Err()
-}
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "gencorpus:", err)

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/incidex/incidex/bench/benchgen"
 )
 
 func main() {
@@ -33,7 +35,7 @@ func main() {
 	duration := flag.Duration("duration", 30*time.Second, "how long to send")
 	rate := flag.Int("rate", 0, "target lines/s over all senders (0: as fast as the server takes them)")
 	flag.Parse()
-	lines, err := readLines(*corpus)
+	lines, err := benchgen.Lines(*corpus, 200000)
 	if err != nil {
 		fail(err)
 	}
@@ -204,21 +206,6 @@ func processed(url, token string) int64 {
 		}
 	}
 	return total
-}
-
-func readLines(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() && len(out) < 200000 {
-		out = append(out, sc.Text())
-	}
-	return out, sc.Err()
 }
 
 func fail(err error) {
