@@ -112,6 +112,10 @@ func (m *Matcher) Signature(i int) Signature { return m.sigs[i] }
 // Incident returns the incident of a hit by id, or nil.
 func (m *Matcher) Incident(id string) *IncidentRef { return m.incidents[id] }
 
+// Signatures returns the signatures the matcher compiled, by set index.
+// The slice is the matcher's: do not modify it.
+func (m *Matcher) Signatures() []Signature { return m.sigs }
+
 // Len returns the number of signatures.
 func (m *Matcher) Len() int { return len(m.sigs) }
 

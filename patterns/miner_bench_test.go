@@ -17,14 +17,20 @@ func minerCorpus(b *testing.B) []string {
 	return lines
 }
 
-// BenchmarkMinerAdd: one op is one line added to a miner that has seen the
-// corpus once, the steady state of a stream whose patterns recur.
-func BenchmarkMinerAdd(b *testing.B) {
-	lines := minerCorpus(b)
+// warmMiner returns a miner that has seen lines once.
+func warmMiner(lines []string) *Miner {
 	m := NewMiner(MinerOptions{})
 	for _, l := range lines {
 		m.Add(l)
 	}
+	return m
+}
+
+// BenchmarkMinerAdd: one op is one line added to a miner that has seen the
+// corpus once, the steady state of a stream whose patterns recur.
+func BenchmarkMinerAdd(b *testing.B) {
+	lines := minerCorpus(b)
+	m := warmMiner(lines)
 	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
 	b.ReportAllocs()
 	i := 0
@@ -54,10 +60,7 @@ func BenchmarkMinerAddCold(b *testing.B) {
 // scanned in parallel and assigned under the miner's lock.
 func BenchmarkMinerAddParallel(b *testing.B) {
 	lines := minerCorpus(b)
-	m := NewMiner(MinerOptions{})
-	for _, l := range lines {
-		m.Add(l)
-	}
+	m := warmMiner(lines)
 	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -72,10 +75,7 @@ func BenchmarkMinerAddParallel(b *testing.B) {
 // BenchmarkMinerMatch: looking lines up without adding them.
 func BenchmarkMinerMatch(b *testing.B) {
 	lines := minerCorpus(b)
-	m := NewMiner(MinerOptions{})
-	for _, l := range lines {
-		m.Add(l)
-	}
+	m := warmMiner(lines)
 	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
 	b.ReportAllocs()
 	i := 0

@@ -67,19 +67,10 @@ func (v *vocab) index(h uint64) int32 {
 
 // get returns the entry of hash h, or nil.
 func (v *vocab) get(h uint64) *vocabEntry {
-	if h == 0 {
-		h = 1
+	if i := v.index(h); i >= 0 {
+		return &v.entries[i]
 	}
-	mask := uint64(len(v.keys) - 1)
-	for i := v.slot(h); ; i = (i + 1) & mask {
-		k := v.keys[i]
-		if k == h {
-			return &v.entries[v.vals[i]]
-		}
-		if k == 0 {
-			return nil
-		}
-	}
+	return nil
 }
 
 // put adds an entry for h unless it exists, and returns the entry's index.

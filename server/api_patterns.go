@@ -13,10 +13,6 @@ import (
 var errNoPatterns = errors.New("emerging patterns are not enabled on this server")
 
 func (s *Server) handleListPatterns(c *gin.Context) {
-	if s.em == nil {
-		s.writeError(c, errNoPatterns)
-		return
-	}
 	limit, _ := strconv.Atoi(c.DefaultQuery("limit", "50"))
 	sort := c.DefaultQuery("sort", "count")
 	if sort != "count" && sort != "growth" {
@@ -28,31 +24,36 @@ func (s *Server) handleListPatterns(c *gin.Context) {
 }
 
 func (s *Server) handleGetPattern(c *gin.Context) {
-	if s.em == nil {
-		s.writeError(c, errNoPatterns)
-		return
+	if p, ok := s.pattern(c); ok {
+		c.JSON(http.StatusOK, p)
 	}
+}
+
+// pattern returns the pattern of the :id parameter, or answers the error.
+func (s *Server) pattern(c *gin.Context) (kb.EmergingPattern, bool) {
 	p, err := s.em.Get(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		s.writeError(c, err)
-		return
+		return p, false
 	}
-	c.JSON(http.StatusOK, p)
+	return p, true
+}
+
+// needEmerging guards the routes of emerging patterns: a server without
+// the miner answers them with errNoPatterns.
+func (s *Server) needEmerging(c *gin.Context) {
+	if s.em == nil {
+		s.writeError(c, errNoPatterns)
+		c.Abort()
+	}
 }
 
 // handleDraftPattern returns a draft write-up (Markdown) for a pattern, to
 // edit and save as a new incident.
 func (s *Server) handleDraftPattern(c *gin.Context) {
-	if s.em == nil {
-		s.writeError(c, errNoPatterns)
-		return
+	if p, ok := s.pattern(c); ok {
+		c.Data(http.StatusOK, "text/markdown; charset=utf-8", []byte(kb.Draft(p)))
 	}
-	p, err := s.em.Get(c.Request.Context(), c.Param("id"))
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	c.Data(http.StatusOK, "text/markdown; charset=utf-8", []byte(kb.Draft(p)))
 }
 
 type muteRequest struct {
@@ -60,10 +61,6 @@ type muteRequest struct {
 }
 
 func (s *Server) handleMutePattern(c *gin.Context) {
-	if s.em == nil {
-		s.writeError(c, errNoPatterns)
-		return
-	}
 	muted := true
 	var req muteRequest
 	if c.Request.ContentLength > 0 {
@@ -89,10 +86,6 @@ type promoteRequest struct {
 // handlePromotePattern adds the pattern's template as a signature of an
 // existing incident; the matcher reloads so the lines match at once.
 func (s *Server) handlePromotePattern(c *gin.Context) {
-	if s.em == nil {
-		s.writeError(c, errNoPatterns)
-		return
-	}
 	var req promoteRequest
 	if err := c.ShouldBindJSON(&req); err != nil || req.Incident == "" {
 		s.writeError(c, &kb.ValidationError{Field: "incident", Msg: "want {\"incident\": \"<id>\"}; for a new incident, GET the draft and POST it to /api/v1/incidents"})

@@ -57,10 +57,6 @@ func (s *Server) handlePatternsPage(c *gin.Context) {
 
 // handleMutePatternPage serves POST /patterns/:id/mute: mute=0 unmutes.
 func (s *Server) handleMutePatternPage(c *gin.Context) {
-	if s.em == nil {
-		s.writeError(c, errNoPatterns)
-		return
-	}
 	muted := c.PostForm("mute") != "0"
 	if err := s.em.SetMuted(c.Request.Context(), c.Param("id"), muted); err != nil {
 		s.writeError(c, err)
@@ -81,10 +77,6 @@ func (s *Server) handleMutePatternPage(c *gin.Context) {
 // pattern's template becomes a signature of the chosen incident, and the
 // visitor lands on that incident.
 func (s *Server) handlePromotePatternPage(c *gin.Context) {
-	if s.em == nil {
-		s.writeError(c, errNoPatterns)
-		return
-	}
 	incident := strings.TrimSpace(c.PostForm("incident"))
 	if incident == "" {
 		s.writeError(c, &kb.ValidationError{Field: "incident", Msg: "choose the incident this pattern belongs to"})

@@ -58,9 +58,9 @@ func (s *Server) routes() *gin.Engine {
 	read.GET("/signatures", s.handleListSignatures)
 	read.GET("/occurrences", s.handleListOccurrences)
 	read.GET("/occurrences/stream", s.handleOccurrenceStream)
-	read.GET("/patterns", s.handleListPatterns)
-	read.GET("/patterns/:id", s.handleGetPattern)
-	read.GET("/patterns/:id/draft", s.handleDraftPattern)
+	read.GET("/patterns", s.needEmerging, s.handleListPatterns)
+	read.GET("/patterns/:id", s.needEmerging, s.handleGetPattern)
+	read.GET("/patterns/:id/draft", s.needEmerging, s.handleDraftPattern)
 	read.GET("/feedback", s.handleListFeedback)
 
 	admin := r.Group("/api/v1", s.sameOrigin(), s.auth(scopeAdmin))
@@ -68,8 +68,8 @@ func (s *Server) routes() *gin.Engine {
 	admin.PUT("/incidents/:id", s.handleUpdateIncident)
 	admin.DELETE("/incidents/:id", s.handleDeleteIncident)
 	admin.POST("/occurrences/:id/ack", s.handleAckOccurrence)
-	admin.POST("/patterns/:id/mute", s.handleMutePattern)
-	admin.POST("/patterns/:id/promote", s.handlePromotePattern)
+	admin.POST("/patterns/:id/mute", s.needEmerging, s.handleMutePattern)
+	admin.POST("/patterns/:id/promote", s.needEmerging, s.handlePromotePattern)
 	admin.POST("/feedback", s.handleAddFeedback)
 
 	// GET / is the web UI for browsers and the Elasticsearch root for log shippers.
@@ -106,8 +106,8 @@ func (s *Server) pageRoutes(r *gin.Engine) {
 	admin.POST("/incidents/new", s.handleSaveIncidentPage)
 	admin.GET("/incidents/:id/edit", s.handleEditIncidentPage)
 	admin.POST("/incidents/:id/edit", s.handleSaveIncidentPage)
-	admin.POST("/patterns/:id/mute", s.handleMutePatternPage)
-	admin.POST("/patterns/:id/promote", s.handlePromotePatternPage)
+	admin.POST("/patterns/:id/mute", s.needEmerging, s.handleMutePatternPage)
+	admin.POST("/patterns/:id/promote", s.needEmerging, s.handlePromotePatternPage)
 	admin.POST("/feedback", s.handleFeedbackPage)
 	// With POST routes under /incidents/, gin no longer falls back to
 	// /:index/_bulk for an Elasticsearch index named "incidents".

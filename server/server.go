@@ -122,11 +122,7 @@ func (s *Server) Reload(ctx context.Context) error {
 		return err
 	}
 	if s.em != nil {
-		sigs, err := s.kb.Signatures(ctx)
-		if err != nil {
-			return err
-		}
-		s.em.Seed(sigs)
+		s.em.Seed(m.Signatures())
 	}
 	s.matcher.Store(m)
 	s.log.Info("matcher loaded", "signatures", m.Len(), "generation", m.Generation())
