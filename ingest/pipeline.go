@@ -158,14 +158,13 @@ func (p *Pipeline) process(ctx context.Context, b Batch, ticket uint64, dst []pa
 	recs := b.Records
 	start := time.Now()
 	m := p.opts.Matcher()
-	set := m.Set()
 	var obs []kb.Observation
 	var unmatched []Record
 	byFormat := make(map[Format][2]int, 1)
 	matched := 0
 	for i := range recs {
 		r := &recs[i]
-		dst = m.Adjust(r.Message, set.Match(r.Message, dst[:0]), 0)
+		dst = m.Best(r.Message, patterns.Stream, 0, 1, dst[:0])
 		c := byFormat[r.Source]
 		c[0]++
 		if len(dst) == 0 {

@@ -131,16 +131,29 @@ type MatchOptions struct {
 
 // Match returns the incidents that explain line, best first.
 func (m *Matcher) Match(line string, o MatchOptions) []Hit {
-	ms := m.set.MatchMode(line, o.Mode, o.MinScore, nil)
-	ms = m.Adjust(line, ms, o.MinScore)
-	if o.Top > 0 && len(ms) > o.Top {
-		ms = ms[:o.Top]
-	}
+	ms := m.Best(line, o.Mode, o.MinScore, o.Top, nil)
 	hits := make([]Hit, 0, len(ms))
 	for _, pm := range ms {
 		hits = append(hits, m.Hit(line, pm, o))
 	}
 	return hits
+}
+
+// Best appends to dst the best top matches of line (0: all), feedback
+// applied, without explanations: the hot path of the webhook and of
+// `incidex match -`. Asking for few lets the set stop scoring early.
+func (m *Matcher) Best(line string, mode patterns.Mode, minScore float64, top int, dst []patterns.Match) []patterns.Match {
+	k := top
+	if len(m.verdicts) > 0 {
+		k = 0 // feedback can lower any score and reorder them: score all
+	}
+	start := len(dst)
+	dst = m.set.MatchTop(line, mode, minScore, k, dst)
+	dst = dst[:start+len(m.Adjust(line, dst[start:], minScore))]
+	if top > 0 && len(dst)-start > top {
+		dst = dst[:start+top]
+	}
+	return dst
 }
 
 // Hit turns a patterns match into a hit with its incident and captures.

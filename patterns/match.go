@@ -1,13 +1,16 @@
 package patterns
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+)
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
 	toks      []Token
 	acc       []float32
 	touched   []int32
-	pass      []int32 // signatures whose bounds reach the threshold
+	cands     []cand // signatures whose bounds reach the threshold
 	pairs     []alignPair
 	kword     []int32  // vocabulary index of each known token, -1 when none
 	stamp     []uint32 // per vocabulary word: the epoch of the signature being aligned
@@ -16,9 +19,12 @@ type scratch struct {
 	best      []float32
 	pred      []int32
 	fen       []fenNode
-	bound     []float32 // their bounds
 	groupBest []float32 // per group, the best score so far (zero between lines)
 	groupAt   []int32   // per group, 1 + its index in the output of bestPerGroup (zero between lines)
+	topScores []float32 // MatchTop: the best group scores so far, highest first
+	lineStamp []uint32  // per vocabulary word: lineEpoch when the line has it
+	lineEpoch uint32
+	lineKinds uint16 // bit k: the line has a mask of kind k
 	dp        []float32
 	credit    []float32
 	known     []Token   // the line's tokens that some signature could match
@@ -43,6 +49,14 @@ func (s *Set) Match(line string, dst []Match) []Match {
 
 // MatchMode is Match with an explicit mode and threshold (0 means the set's).
 func (s *Set) MatchMode(line string, mode Mode, minScore float64, dst []Match) []Match {
+	return s.MatchTop(line, mode, minScore, 0, dst)
+}
+
+// MatchTop is MatchMode that returns only the top best groups (0: all).
+// It returns exactly the first top matches MatchMode would, but stops
+// scoring candidates as soon as none of the rest can enter them, so a line
+// that many signatures half-match costs a few alignments, not all of them.
+func (s *Set) MatchTop(line string, mode Mode, minScore float64, top int, dst []Match) []Match {
 	min := float32(minScore)
 	if min <= 0 {
 		min = s.minScore
@@ -52,10 +66,13 @@ func (s *Set) MatchMode(line string, mode Mode, minScore float64, dst []Match) [
 	defer s.scratch.Put(sc)
 	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
 	start := len(dst)
-	dst = s.candidates(p.Text, mode, min, sc, dst)
+	dst = s.candidates(p.Text, mode, min, top, sc, dst)
 	if len(dst) > start {
 		dst = s.bestPerGroup(dst, start, sc)
 		sortMatches(dst[start:])
+		if top > 0 && len(dst)-start > top {
+			dst = dst[:start+top]
+		}
 	}
 	return dst
 }
@@ -67,8 +84,10 @@ func (s *Set) MatchMode(line string, mode Mode, minScore float64, dst []Match) [
 // plus all its other weight) or the fragment bound (the line's weight that
 // the signature could cover: the anchors they share plus the line's masks
 // and minor words; words no signature has can never be covered). Tokens
-// with digits are classified only when a signature gets that far.
-func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst []Match) []Match {
+// with digits are classified only when a signature gets that far. With
+// top > 0, candidates are scored best bound first only until the top-th
+// best group's score beats every remaining bound.
+func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scratch, dst []Match) []Match {
 	sc.touched = sc.touched[:0]
 	var lineW, lineFree, unknown, pendHi, pendLo float32
 	var lineErr errMask
@@ -119,22 +138,21 @@ func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst [
 	}
 	wHi, wLo, freeHi := lineW+pendHi, lineW+pendLo, lineFree+pendHi
 	fragPossible := wLo > 0 && (wHi-unknown)/wHi*fragmentCap >= min && wHi-unknown >= fragMin
-	sc.pass, sc.bound = sc.pass[:0], sc.bound[:0]
+	sc.cands = sc.cands[:0]
 	for _, i := range sc.touched {
 		c := &s.pats[i]
 		acc := sc.acc[i]
 		sc.acc[i] = 0
 		upper := (acc + c.free) / c.total
 		if fragPossible && acc+freeHi >= fragMin {
-			upper = max(upper, (acc+freeHi)/wLo*fragmentCap)
+			upper = max(upper, capOne((acc+freeHi)/wLo)*fragmentCap) // a fragment covers at most the whole line
 		}
 		if upper*c.boost < min || (c.hasErr && !c.errMask.intersects(&lineErr)) {
 			continue
 		}
-		sc.pass = append(sc.pass, i)
-		sc.bound = append(sc.bound, upper*c.boost)
+		sc.cands = append(sc.cands, cand{sig: i, bound: capOne(upper * c.boost)}) // scores are capped at 1 too
 	}
-	if len(sc.pass) == 0 {
+	if len(sc.cands) == 0 {
 		return dst
 	}
 	if pending {
@@ -145,50 +163,256 @@ func (s *Set) candidates(text string, mode Mode, min float32, sc *scratch, dst [
 		}
 	}
 	s.weighLine(text, sc)
-	// Best bound first; a signature whose bound cannot beat its incident's
-	// best score so far is not aligned at all.
-	if len(sc.pass) > 1 {
-		sort.Sort(byBound{sc.pass, sc.bound})
-	}
+	// Best bound first, from a heap. A candidate's first bound comes from
+	// the prefilter; when it reaches the top of the heap it gets the
+	// tighter bag bound (see bagBound) and goes back in; when it reaches
+	// the top again it is aligned. So only candidates that can still make
+	// the result pay for a bag bound, and fewer still for an alignment.
+	s.markLine(sc)
 	if cap(sc.groupBest) < s.groups {
 		sc.groupBest = make([]float32, s.groups)
 	}
 	gb := sc.groupBest[:s.groups]
-	for k, i := range sc.pass {
-		c := &s.pats[i]
-		if gb[c.group] >= sc.bound[k] {
+	sc.topScores = sc.topScores[:0]
+	start := len(dst)
+	h := candHeap(sc.cands)
+	h.init()
+	for len(h) > 0 {
+		x := h[0]
+		// Bounds only fall from here: once the top-th best score beats
+		// this one (by more than float rounding between the bound's sums
+		// and the score's), nothing left can enter the top.
+		if top > 0 && len(sc.topScores) == top && sc.topScores[top-1] > x.bound+boundSlack {
+			break
+		}
+		c := &s.pats[x.sig]
+		if gb[c.group] >= x.bound {
+			h = h.pop()
+			continue // its incident already has a score this one cannot beat
+		}
+		if !x.refined {
+			h = h.pop()
+			if b := min32(x.bound, c.bagBound(sc, mode)*c.boost); b >= min {
+				h = h.push(cand{sig: x.sig, bound: b, refined: true})
+			}
 			continue
 		}
+		h = h.pop()
 		stream, frag := s.score(c, text, sc, mode)
-		m := Match{Sig: int(i), Score: float64(stream * c.boost)}
+		m := Match{Sig: int(x.sig), Score: float64(stream * c.boost)}
 		if f := frag * c.boost; f > stream*c.boost {
 			m.Score, m.Fragment = float64(f), true
 		}
 		if m.Score > 1 {
 			m.Score = 1
 		}
-		if float32(m.Score) >= min {
+		if f := float32(m.Score); f >= min {
 			dst = append(dst, m)
-			gb[c.group] = max(gb[c.group], float32(m.Score))
+			if top > 0 {
+				sc.topScores = raiseTop(sc.topScores, top, gb[c.group], f)
+			}
+			gb[c.group] = max(gb[c.group], f)
 		}
 	}
-	for _, i := range sc.pass {
-		gb[s.pats[i].group] = 0
+	sc.cands = h[:0]
+	for _, m := range dst[start:] {
+		gb[s.pats[m.Sig].group] = 0
 	}
 	return dst
 }
 
-// byBound sorts candidates by their bound, highest first.
-type byBound struct {
-	sig   []int32
-	bound []float32
+// cand is a signature that may reach the threshold, with a bound on its
+// score: the prefilter's, or the bag bound once refined.
+type cand struct {
+	bound   float32
+	sig     int32
+	refined bool
 }
 
-func (b byBound) Len() int           { return len(b.sig) }
-func (b byBound) Less(i, j int) bool { return b.bound[i] > b.bound[j] }
-func (b byBound) Swap(i, j int) {
-	b.sig[i], b.sig[j] = b.sig[j], b.sig[i]
-	b.bound[i], b.bound[j] = b.bound[j], b.bound[i]
+// candHeap is a max-heap of candidates by bound; ties go to the lower
+// signature index, as sortMatches orders equal scores.
+type candHeap []cand
+
+func (h candHeap) less(a, b int) bool {
+	if h[a].bound != h[b].bound {
+		return h[a].bound > h[b].bound
+	}
+	return h[a].sig < h[b].sig
+}
+
+func (h candHeap) init() {
+	for k := len(h)/2 - 1; k >= 0; k-- {
+		h.down(k)
+	}
+}
+
+func (h candHeap) down(k int) {
+	for {
+		l := 2*k + 1
+		if l >= len(h) {
+			return
+		}
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			l = r
+		}
+		if !h.less(l, k) {
+			return
+		}
+		h[k], h[l] = h[l], h[k]
+		k = l
+	}
+}
+
+func (h candHeap) pop() candHeap {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	h.down(0)
+	return h
+}
+
+func (h candHeap) push(x cand) candHeap {
+	h = append(h, x)
+	for k := len(h) - 1; k > 0; {
+		p := (k - 1) / 2
+		if !h.less(k, p) {
+			break
+		}
+		h[k], h[p] = h[p], h[k]
+		k = p
+	}
+	return h
+}
+
+// boundSlack covers float rounding: a bound and a score sum the same
+// weights in different orders.
+const boundSlack = 1e-4
+
+func capOne(x float32) float32 {
+	if x > 1 {
+		return 1
+	}
+	return x
+}
+
+// raiseTop records that a group's best score rose from old (0: none yet) to
+// v in scores, the best top group scores, highest first.
+func raiseTop(scores []float32, top int, old, v float32) []float32 {
+	if v <= old {
+		return scores
+	}
+	if old > 0 {
+		// The group is in scores if its old score made it: take it out.
+		for k := len(scores) - 1; k >= 0; k-- {
+			if scores[k] == old {
+				scores = append(scores[:k], scores[k+1:]...)
+				break
+			}
+		}
+	}
+	k := len(scores)
+	for k > 0 && scores[k-1] < v {
+		k--
+	}
+	if k >= top {
+		return scores
+	}
+	if len(scores) < top {
+		scores = append(scores, 0)
+	}
+	copy(scores[k+1:], scores[k:len(scores)-1])
+	scores[k] = v
+	return scores
+}
+
+func min32(a, b float32) float32 {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// markLine stamps the vocabulary words of the line's known tokens and
+// records which kinds of masks it has, for bagBound.
+func (s *Set) markLine(sc *scratch) {
+	if len(sc.lineStamp) < len(s.vocab.entries) {
+		sc.lineStamp = make([]uint32, len(s.vocab.entries))
+		sc.stamp = make([]uint32, len(s.vocab.entries))
+		sc.head = make([]int32, len(s.vocab.entries))
+	}
+	sc.lineEpoch++
+	sc.lineKinds = 0
+	for j, t := range sc.known {
+		if w := sc.kword[j]; w >= 0 {
+			sc.lineStamp[w] = sc.lineEpoch
+		}
+		if t.Kind != KindWord {
+			sc.lineKinds |= 1 << t.Kind
+		}
+	}
+}
+
+// bagBound bounds what score can give the signature, from which of its
+// types the line has at all and which of the line's tokens it could cover,
+// ignoring order: an alignment is an in-order subset of these pairs, so it
+// never earns more. It applies score's gates (an error word when the
+// signature has one, a distinct word matched exactly) the same way.
+func (c *compiled) bagBound(sc *scratch, mode Mode) float32 {
+	var got float32
+	errOK, distinct := !c.hasErr, false
+	for _, ti := range c.types {
+		var cr float32
+		switch {
+		case ti.literal:
+			if ti.word >= 0 && sc.lineStamp[ti.word] == sc.lineEpoch {
+				cr = 1
+			}
+		case sc.lineKinds&(1<<ti.kind) != 0:
+			cr = 1
+		case ti.kind == KindPod && sc.lineKinds&(1<<KindID) != 0, ti.kind == KindID && sc.lineKinds&(1<<KindPod) != 0:
+			cr = relatedKind
+		}
+		if cr == 0 {
+			continue
+		}
+		got += cr * ti.weight
+		errOK = errOK || ti.isErr
+		distinct = distinct || ti.distinct
+	}
+	if !errOK || !distinct {
+		return 0
+	}
+	stream := got / c.total
+	if sc.lineW <= 0 {
+		return stream
+	}
+	// The fragment direction: the line's weight the signature could cover.
+	fragMin := float32(streamFragMinInfo)
+	if mode == Query {
+		fragMin = 0
+	}
+	if stream >= fragmentCap {
+		return stream
+	}
+	sc.epoch++
+	c.markWords(sc.stamp, sc.head, sc.epoch)
+	related := c.maskKinds
+	if related&(1<<KindPod) != 0 {
+		related |= 1 << KindID
+	}
+	if related&(1<<KindID) != 0 {
+		related |= 1 << KindPod
+	}
+	var covered float32
+	for j, t := range sc.known {
+		if w := sc.kword[j]; w >= 0 && sc.stamp[w] == sc.epoch || t.Kind != KindWord && related&(1<<t.Kind) != 0 {
+			covered += sc.lw[j]
+		}
+	}
+	if covered < fragMin {
+		return stream
+	}
+	return max(stream, covered/sc.lineW*fragmentCap)
 }
 
 // weighLine fills the scratch's known tokens (those a signature could
@@ -261,11 +485,11 @@ func (s *Set) bestPerGroup(dst []Match, start int, sc *scratch) []Match {
 }
 
 func sortMatches(ms []Match) {
-	sort.SliceStable(ms, func(a, b int) bool {
-		if ms[a].Score != ms[b].Score {
-			return ms[a].Score > ms[b].Score
+	slices.SortStableFunc(ms, func(a, b Match) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
 		}
-		return ms[a].Sig < ms[b].Sig
+		return cmp.Compare(a.Sig, b.Sig)
 	})
 }
 
@@ -348,11 +572,7 @@ type alignPair struct {
 // O(pairs log n) rather than O(n·m)). It fills cr with each signature
 // type's best credit on the chain and returns the line weight it covers.
 func (s *Set) alignSparse(c *compiled, sc *scratch, cr []float32) float32 {
-	sc.pairs = sc.pairs[:0]
-	if len(sc.stamp) < len(s.vocab.entries) {
-		sc.stamp = make([]uint32, len(s.vocab.entries))
-		sc.head = make([]int32, len(s.vocab.entries))
-	}
+	sc.pairs = sc.pairs[:0] // markLine has sized stamp and head
 	sc.epoch++
 	c.markWords(sc.stamp, sc.head, sc.epoch)
 	for j, t := range sc.known {

@@ -3,6 +3,7 @@ package patterns
 import (
 	"bufio"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -231,5 +232,41 @@ func TestCompileReportsBadTemplate(t *testing.T) {
 	_, err := Compile([]Def{{ID: "bad", Text: "x <nope> y", Template: true}}, Options{})
 	if err == nil || !strings.Contains(err.Error(), "signature bad") {
 		t.Errorf("Compile(bad template) = %v, want an error naming the signature", err)
+	}
+}
+
+// TestMatchTopEqualsPrefixOfAll: MatchTop stops scoring early, but must
+// return exactly the first N matches the full MatchMode returns, on the
+// adversarial 1,000-signature set where most lines half-match many
+// signatures.
+func TestMatchTopEqualsPrefixOfAll(t *testing.T) {
+	s, err := Compile(benchDefs(t, 1000), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, "../testdata/corpus/healthy.log")
+	for _, l := range readLines(t, "../testdata/corpus/variants.tsv") {
+		if _, line, ok := strings.Cut(l, "\t"); ok {
+			lines = append(lines, line, line[:len(line)/2])
+		}
+	}
+	pruned := 0
+	for _, mode := range []Mode{Stream, Query} {
+		for _, line := range lines {
+			all := s.MatchMode(line, mode, 0, nil)
+			for _, top := range []int{1, 2, 3, 10} {
+				got := s.MatchTop(line, mode, 0, top, nil)
+				want := all[:min(top, len(all))]
+				if len(all) > top {
+					pruned++
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("mode %d top %d, line %q:\n got  %+v\n want %+v", mode, top, line, got, want)
+				}
+			}
+		}
+	}
+	if pruned == 0 {
+		t.Fatal("no line had more matches than the top asked for: the test proves nothing")
 	}
 }

@@ -94,6 +94,7 @@ type compiled struct {
 	litWord    []int32           // vocabulary index of each literal token, -1 for masks
 	sameNext   []int32           // next position with the same literal word, -1 at the last
 	firstWords []int32           // positions where each distinct literal word first appears
+	maskKinds  uint16            // bit k: the signature has a mask of kind k
 }
 
 type sigToken struct {
@@ -104,6 +105,8 @@ type sigToken struct {
 }
 
 type typeInfo struct {
+	word     int32 // vocabulary index of a literal type (set by buildVocab), -1 for masks
+	kind     Kind
 	weight   float32
 	isErr    bool
 	literal  bool
@@ -254,6 +257,7 @@ func (s *Set) buildVocab() {
 			}
 			id := v.index(t.hash)
 			c.litWord[k] = id
+			c.types[t.typ].word = id
 			if p, ok := last[id]; ok {
 				c.sameNext[p] = int32(k)
 			} else {
@@ -332,6 +336,7 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 			continue
 		}
 		c.masks[t.kind] = append(c.masks[t.kind], int32(i))
+		c.maskKinds |= 1 << t.kind
 	}
 	slices.SortFunc(c.lits, func(a, b litPos) int { return cmp.Compare(a.hash, b.hash) })
 	for _, ti := range c.types {
@@ -350,12 +355,12 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
 	t := p.Tokens[i]
 	if t.Kind != KindWord {
-		return typeInfo{weight: maskWeight(t.Kind)}
+		return typeInfo{word: -1, kind: t.Kind, weight: maskWeight(t.Kind)}
 	}
 	text := p.TokenText(i)
 	w := s.wordWeight(text, t.Hash)
 	distinct := wordPrior(text, t.Hash) >= 1
-	return typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
+	return typeInfo{word: -1, weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
 }
 
 type anchor struct {

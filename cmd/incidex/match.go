@@ -397,17 +397,18 @@ func (eng *engine) matchStreamChunk(ctx context.Context, lines []string, f match
 	if eng.m == nil {
 		return eng.match(ctx, lines, patterns.Stream, f)
 	}
-	set := eng.m.Set()
 	out = slices.Grow(out[:0], len(lines))[:len(lines)]
 	clear(out)
+	// Text output shows a stream line under its best incident only.
+	top := f.top
+	if !f.asJSON {
+		top = 1
+	}
 	var dst []patterns.Match
 	for i, l := range lines {
-		dst = set.MatchMode(l, patterns.Stream, f.minScore, dst[:0])
+		dst = eng.m.Best(l, patterns.Stream, f.minScore, top, dst[:0])
 		if len(dst) == 0 {
 			continue
-		}
-		if f.top > 0 && len(dst) > f.top {
-			dst = dst[:f.top]
 		}
 		full := !f.quiet
 		hits := make([]kb.Hit, len(dst))
