@@ -1,5 +1,7 @@
 package patterns
 
+import "strings"
+
 // pieceStats are counts taken in the tokenizer's pass over a piece.
 type pieceStats struct {
 	digits, letters, run, maxRun int
@@ -127,10 +129,13 @@ func isIPv4(s string) bool {
 }
 
 func isIPv6(s string) bool {
+	if len(s) < 2 || !(isHex(s[0]) || s[0] == ':' || s[0] == '[') {
+		return false
+	}
 	if len(s) > 2 && s[0] == '[' && s[len(s)-1] == ']' {
 		s = s[1 : len(s)-1]
 	}
-	if p := indexByte(s, '%'); p > 0 { // fe80::1%eth0
+	if p := strings.IndexByte(s, '%'); p > 0 { // fe80::1%eth0
 		s = s[:p]
 	}
 	colons, double := 0, false
@@ -331,7 +336,7 @@ func allK8sRand(s string) bool {
 // <cronjob>-<digits>-<xxxxx>, where the suffix comes from Kubernetes'
 // random alphabet and holds a digit.
 func isPodName(s string) bool {
-	d := lastIndexByte(s, '-')
+	d := strings.LastIndexByte(s, '-')
 	if d <= 0 || len(s)-d-1 != 5 {
 		return false
 	}
@@ -385,7 +390,7 @@ func isInstanceName(s string, digits, maxRun int) bool {
 	if isAPIVersion(s) {
 		return false
 	}
-	if d := lastIndexByte(s, '-'); d > 0 && d < len(s)-1 && allDigits(s[d+1:]) && isLetter(s[0]) {
+	if d := strings.LastIndexByte(s, '-'); d > 0 && d < len(s)-1 && allDigits(s[d+1:]) && isLetter(s[0]) {
 		return true // statefulset ordinals, node-1
 	}
 	return maxRun >= 2 || digits >= 3

@@ -2,34 +2,36 @@ package patterns
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 )
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
-	toks      []Token
-	acc       []float32
-	touched   []int32
-	cands     []cand // signatures whose bounds reach the threshold
-	pairs     []alignPair
-	kword     []int32  // vocabulary index of each known token, -1 when none
-	stamp     []uint32 // per vocabulary word: the epoch of the signature being aligned
-	head      []int32  // per vocabulary word: its first position in that signature
-	epoch     uint32
-	best      []float32
-	pred      []int32
-	fen       []fenNode
-	groupBest []float32 // per group, the best score so far (zero between lines)
-	groupAt   []int32   // per group, 1 + its index in the output of bestPerGroup (zero between lines)
-	topScores []float32 // MatchTop: the best group scores so far, highest first
-	lineStamp []uint32  // per vocabulary word: lineEpoch when the line has it
-	lineEpoch uint32
-	lineKinds uint16 // bit k: the line has a mask of kind k
-	dp        []float32
-	credit    []float32
-	known     []Token   // the line's tokens that some signature could match
-	lw        []float32 // their weights
-	lineW     float32   // the weight of the whole line
+	toks        []Token
+	acc         []float32
+	touched     []int32
+	cands       []cand // signatures whose bounds reach the threshold
+	pairs       []alignPair
+	kword       []int32  // vocabulary index of each known token, -1 when none
+	stamp       []uint32 // per vocabulary word: the epoch of the signature being aligned
+	head        []int32  // per vocabulary word: its first position in that signature
+	epoch       uint32
+	best        []float32
+	pred        []int32
+	fen         []fenNode
+	groupBest   []float32 // per group, the best score so far (zero between lines)
+	groupAt     []int32   // per group, 1 + its index in the output of bestPerGroup (zero between lines)
+	topScores   []float32 // MatchTop: the best group scores so far, highest first
+	lineStamp   []uint32  // per vocabulary word: lineEpoch when the line has it
+	lineEpoch   uint32
+	prefiltered int    // candidates the prefilter passed for the last line (tests, statistics)
+	lineKinds   uint16 // bit k: the line has a mask of kind k
+	dp          []float32
+	credit      []float32
+	known       []Token   // the line's tokens that some signature could match
+	lw          []float32 // their weights
+	lineW       float32   // the weight of the whole line
 }
 
 func (s *Set) getScratch() *scratch {
@@ -139,19 +141,21 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 	wHi, wLo, freeHi := lineW+pendHi, lineW+pendLo, lineFree+pendHi
 	fragPossible := wLo > 0 && (wHi-unknown)/wHi*fragmentCap >= min && wHi-unknown >= fragMin
 	sc.cands = sc.cands[:0]
+	invLo := 1 / wLo
 	for _, i := range sc.touched {
-		c := &s.pats[i]
+		c := &s.pre[i]
 		acc := sc.acc[i]
 		sc.acc[i] = 0
-		upper := (acc + c.free) / c.total
+		upper := (acc + c.free) * c.invTotal
 		if fragPossible && acc+freeHi >= fragMin {
-			upper = max(upper, capOne((acc+freeHi)/wLo)*fragmentCap) // a fragment covers at most the whole line
+			upper = max(upper, capOne((acc+freeHi)*invLo)*fragmentCap) // a fragment covers at most the whole line
 		}
 		if upper*c.boost < min || (c.hasErr && !c.errMask.intersects(&lineErr)) {
 			continue
 		}
 		sc.cands = append(sc.cands, cand{sig: i, bound: capOne(upper * c.boost)}) // scores are capped at 1 too
 	}
+	sc.prefiltered = len(sc.cands)
 	if len(sc.cands) == 0 {
 		return dst
 	}
@@ -163,10 +167,9 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 		}
 	}
 	s.weighLine(text, sc)
-	// Best bound first, from a heap. A candidate's first bound comes from
-	// the prefilter; when it reaches the top of the heap it gets the
-	// tighter bag bound (see bagBound) and goes back in; when it reaches
-	// the top again it is aligned. So only candidates that can still make
+	// Best bound first. A candidate's first bound comes from the
+	// prefilter; when it is the best left it gets the tighter bag bound
+	// (see bagBound) and stays; when it is the best again it is aligned. So only candidates that can still make
 	// the result pay for a bag bound, and fewer still for an alignment.
 	s.markLine(sc)
 	if cap(sc.groupBest) < s.groups {
@@ -175,10 +178,18 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 	gb := sc.groupBest[:s.groups]
 	sc.topScores = sc.topScores[:0]
 	start := len(dst)
-	h := candHeap(sc.cands)
-	h.init()
-	for len(h) > 0 {
-		x := h[0]
+	cs := sc.cands
+	for len(cs) > 0 {
+		// The best bound (ties: the lower signature, as sortMatches
+		// orders equal scores). Few candidates get this far, and a scan
+		// over them beats keeping a heap in order.
+		b := 0
+		for k := 1; k < len(cs); k++ {
+			if cs[k].bound > cs[b].bound || cs[k].bound == cs[b].bound && cs[k].sig < cs[b].sig {
+				b = k
+			}
+		}
+		x := cs[b]
 		// Bounds only fall from here: once the top-th best score beats
 		// this one (by more than float rounding between the bound's sums
 		// and the score's), nothing left can enter the top.
@@ -187,17 +198,22 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 		}
 		c := &s.pats[x.sig]
 		if gb[c.group] >= x.bound {
-			h = h.pop()
+			cs = removeCand(cs, b)
 			continue // its incident already has a score this one cannot beat
 		}
 		if !x.refined {
-			h = h.pop()
-			if b := min32(x.bound, c.bagBound(sc, mode)*c.boost); b >= min {
-				h = h.push(cand{sig: x.sig, bound: b, refined: true})
+			need := min
+			if top > 0 && len(sc.topScores) == top {
+				need = max(need, sc.topScores[top-1]-boundSlack)
+			}
+			if r := min32(x.bound, c.bagBound(sc, mode, need)*c.boost); r >= min {
+				cs[b].bound, cs[b].refined = r, true
+			} else {
+				cs = removeCand(cs, b)
 			}
 			continue
 		}
-		h = h.pop()
+		cs = removeCand(cs, b)
 		stream, frag := s.score(c, text, sc, mode)
 		m := Match{Sig: int(x.sig), Score: float64(stream * c.boost)}
 		if f := frag * c.boost; f > stream*c.boost {
@@ -214,7 +230,6 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 			gb[c.group] = max(gb[c.group], f)
 		}
 	}
-	sc.cands = h[:0]
 	for _, m := range dst[start:] {
 		gb[s.pats[m.Sig].group] = 0
 	}
@@ -229,61 +244,6 @@ type cand struct {
 	refined bool
 }
 
-// candHeap is a max-heap of candidates by bound; ties go to the lower
-// signature index, as sortMatches orders equal scores.
-type candHeap []cand
-
-func (h candHeap) less(a, b int) bool {
-	if h[a].bound != h[b].bound {
-		return h[a].bound > h[b].bound
-	}
-	return h[a].sig < h[b].sig
-}
-
-func (h candHeap) init() {
-	for k := len(h)/2 - 1; k >= 0; k-- {
-		h.down(k)
-	}
-}
-
-func (h candHeap) down(k int) {
-	for {
-		l := 2*k + 1
-		if l >= len(h) {
-			return
-		}
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			l = r
-		}
-		if !h.less(l, k) {
-			return
-		}
-		h[k], h[l] = h[l], h[k]
-		k = l
-	}
-}
-
-func (h candHeap) pop() candHeap {
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	h.down(0)
-	return h
-}
-
-func (h candHeap) push(x cand) candHeap {
-	h = append(h, x)
-	for k := len(h) - 1; k > 0; {
-		p := (k - 1) / 2
-		if !h.less(k, p) {
-			break
-		}
-		h[k], h[p] = h[p], h[k]
-		k = p
-	}
-	return h
-}
-
 // boundSlack covers float rounding: a bound and a score sum the same
 // weights in different orders.
 const boundSlack = 1e-4
@@ -293,6 +253,12 @@ func capOne(x float32) float32 {
 		return 1
 	}
 	return x
+}
+
+// removeCand removes cs[k], not keeping order.
+func removeCand(cs []cand, k int) []cand {
+	cs[k] = cs[len(cs)-1]
+	return cs[:len(cs)-1]
 }
 
 // raiseTop records that a group's best score rose from old (0: none yet) to
@@ -356,43 +322,40 @@ func (s *Set) markLine(sc *scratch) {
 // types the line has at all and which of the line's tokens it could cover,
 // ignoring order: an alignment is an in-order subset of these pairs, so it
 // never earns more. It applies score's gates (an error word when the
-// signature has one, a distinct word matched exactly) the same way.
-func (c *compiled) bagBound(sc *scratch, mode Mode) float32 {
+// signature has one, a distinct word matched exactly) the same way. When
+// even a fragment's best (fragmentCap × boost) falls short of need, the
+// fragment direction cannot matter and is not bounded.
+func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
 	var got float32
-	errOK, distinct := !c.hasErr, false
-	for _, ti := range c.types {
-		var cr float32
-		switch {
-		case ti.literal:
-			if ti.word >= 0 && sc.lineStamp[ti.word] == sc.lineEpoch {
-				cr = 1
-			}
-		case sc.lineKinds&(1<<ti.kind) != 0:
-			cr = 1
-		case ti.kind == KindPod && sc.lineKinds&(1<<KindID) != 0, ti.kind == KindID && sc.lineKinds&(1<<KindPod) != 0:
-			cr = relatedKind
+	var fl uint8
+	for _, b := range c.bagLits {
+		if sc.lineStamp[b.word] == sc.lineEpoch {
+			got += b.weight
+			fl |= b.flags
 		}
-		if cr == 0 {
-			continue
-		}
-		got += cr * ti.weight
-		errOK = errOK || ti.isErr
-		distinct = distinct || ti.distinct
 	}
-	if !errOK || !distinct {
+	if c.hasErr && fl&bagErr == 0 || fl&bagDistinct == 0 {
 		return 0
 	}
+	lk := sc.lineKinds
+	for mk := lk & c.maskKinds; mk != 0; mk &= mk - 1 {
+		got += c.maskW[bits.TrailingZeros16(mk)]
+	}
+	// Pod and instance names stand in for each other at a discount.
+	if lk&(1<<KindPod) == 0 && lk&(1<<KindID) != 0 {
+		got += relatedKind * c.maskW[KindPod]
+	}
+	if lk&(1<<KindID) == 0 && lk&(1<<KindPod) != 0 {
+		got += relatedKind * c.maskW[KindID]
+	}
 	stream := got / c.total
-	if sc.lineW <= 0 {
+	if sc.lineW <= 0 || stream >= fragmentCap || fragmentCap*c.boost < need {
 		return stream
 	}
 	// The fragment direction: the line's weight the signature could cover.
 	fragMin := float32(streamFragMinInfo)
 	if mode == Query {
 		fragMin = 0
-	}
-	if stream >= fragmentCap {
-		return stream
 	}
 	sc.epoch++
 	c.markWords(sc.stamp, sc.head, sc.epoch)

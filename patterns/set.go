@@ -64,6 +64,7 @@ type Match struct {
 type Set struct {
 	defs     []Def
 	pats     []compiled
+	pre      []preSig         // what the prefilter reads of each signature, packed
 	vocab    *vocab           // every literal word of every signature, plus stop and common words
 	df       map[uint64]int32 // literal hash → number of groups with it
 	groups   int
@@ -75,6 +76,14 @@ type Set struct {
 type posting struct {
 	sig    int32
 	weight float32
+}
+
+// preSig is what the prefilter reads of a compiled signature, packed so
+// the signatures a line touches cost a cache line each, not several.
+type preSig struct {
+	free, invTotal, boost float32
+	hasErr                bool
+	errMask               errMask
 }
 
 // compiled is a signature ready for scoring.
@@ -95,7 +104,21 @@ type compiled struct {
 	sameNext   []int32           // next position with the same literal word, -1 at the last
 	firstWords []int32           // positions where each distinct literal word first appears
 	maskKinds  uint16            // bit k: the signature has a mask of kind k
+	maskW      [numKinds]float32 // Σ weights of its mask types by kind
+	bagLits    []bagLit          // its literal types, for bagBound
 }
+
+// bagLit is a literal type of a signature as bagBound reads it.
+type bagLit struct {
+	word   int32 // vocabulary index
+	weight float32
+	flags  uint8 // bagErr, bagDistinct
+}
+
+const (
+	bagErr uint8 = 1 << iota
+	bagDistinct
+)
 
 type sigToken struct {
 	hash        uint64
@@ -173,6 +196,11 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		s.pats[i].group = g
 	}
 	s.buildVocab()
+	s.pre = make([]preSig, len(s.pats))
+	for i := range s.pats {
+		c := &s.pats[i]
+		s.pre[i] = preSig{free: c.free, invTotal: 1 / c.total, boost: c.boost, hasErr: c.hasErr, errMask: c.errMask}
+	}
 	s.scratch.New = func() any { return new(scratch) }
 	return s, nil
 }
@@ -265,6 +293,26 @@ func (s *Set) buildVocab() {
 			}
 			last[id] = k
 		}
+		n := 0
+		for _, ti := range c.types {
+			if ti.literal {
+				n++
+			}
+		}
+		c.bagLits = make([]bagLit, 0, n)
+		for _, ti := range c.types {
+			if !ti.literal {
+				continue
+			}
+			b := bagLit{word: ti.word, weight: ti.weight}
+			if ti.isErr {
+				b.flags |= bagErr
+			}
+			if ti.distinct {
+				b.flags |= bagDistinct
+			}
+			c.bagLits = append(c.bagLits, b)
+		}
 	}
 }
 
@@ -340,6 +388,9 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 	}
 	slices.SortFunc(c.lits, func(a, b litPos) int { return cmp.Compare(a.hash, b.hash) })
 	for _, ti := range c.types {
+		if !ti.literal {
+			c.maskW[ti.kind] += ti.weight
+		}
 		c.total += ti.weight
 		c.hasErr = c.hasErr || ti.isErr
 		if ti.literal {

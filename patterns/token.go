@@ -4,6 +4,8 @@
 // no I/O and uses only the standard library.
 package patterns
 
+import "strings"
+
 // Kind classifies a token. KindWord is a literal; every other kind is a mask
 // for a variable part of a line.
 type Kind uint8
@@ -261,57 +263,56 @@ func trimPiece(line string, i, j int) (int, int) {
 	return i, j
 }
 
-// piece classifies line[i:j], a run of non-separator bytes, splitting it
-// into sub-tokens where it is a composite (paths, URLs, key:value).
+// piece tokenizes line[i:j], a run of non-separator bytes, splitting it
+// into sub-tokens where it is a composite (paths, URLs, key:value). Like
+// tokenizeLazy it leaves tokens with digits kindPending; it walks a
+// composite left to right, so a long path costs one pass, not one per part.
 func piece(line string, i, j int, dst []Token) []Token {
-	// ":53" after "->" or a placeholder: a bare port.
-	if line[i] == ':' {
-		e := j
-		for e > i+1 && (line[e-1] == ':' || line[e-1] == '.') {
-			e--
-		}
-		if e-i > 1 && e-i <= 6 && allDigits(line[i+1:e]) {
-			return portToken(line, i+1, e, dst)
-		}
-	}
-	i, j = trimPiece(line, i, j)
-	if i >= j {
-		return dst
-	}
-	s := line[i:j]
-	// One pass for the common case: a piece without ':' or '/'.
-	var st pieceStats
-	composite := false
-	for k := 0; k < len(s); k++ {
-		c := s[k]
-		switch {
-		case c >= '0' && c <= '9':
-			st.digits++
-			st.run++
-			if st.run > st.maxRun {
-				st.maxRun = st.run
+	lastColon := j // absolute, the last ':' before j (or -1); remainders share it
+	for len(dst) < maxTokens {
+		// ":53" after "->" or a placeholder: a bare port.
+		if line[i] == ':' {
+			e := j
+			for e > i+1 && (line[e-1] == ':' || line[e-1] == '.') {
+				e--
 			}
-			continue
-		case c == ':' || c == '/':
-			composite = true
-		case c|0x20 >= 'a' && c|0x20 <= 'z':
-			st.letters++
+			if e-i > 1 && e-i <= 6 && allDigits(line[i+1:e]) {
+				return portToken(line, i+1, e, dst)
+			}
 		}
-		st.run = 0
-	}
-	if !composite {
-		h := hashLower(s)
-		return append(dst, Token{Start: int32(i), End: int32(j), Kind: classifyWith(s, h, st), Hash: h})
-	}
-	// Whole-piece classes that contain ':' or '/'.
-	if k, ok := classifyColon(s); ok {
-		return append(dst, Token{Start: int32(i), End: int32(j), Kind: k, Hash: hashLower(s)})
-	}
-	if hp := hostPort(s); hp > 0 {
-		dst = piece(line, i, i+hp, dst)
-		return portToken(line, i+hp+1, j, dst)
-	}
-	if sp := splitPoint(s); sp >= 0 {
+		i, j = trimPiece(line, i, j)
+		if i >= j {
+			return dst
+		}
+		if lastColon >= j {
+			for lastColon = j - 1; lastColon >= i && line[lastColon] != ':'; lastColon-- {
+			}
+		}
+		s := line[i:j]
+		first := -1 // the first ':' or '/'
+		for k := 0; k < len(s); k++ {
+			if c := s[k]; c == ':' || c == '/' {
+				first = k
+				break
+			}
+		}
+		if first < 0 {
+			return append(dst, lazyToken(line, i, j))
+		}
+		if lastColon >= i {
+			// Whole-piece classes that contain ':' and must not be split.
+			if k, ok := classifyColon(s); ok {
+				return append(dst, Token{Start: int32(i), End: int32(j), Kind: k, Hash: hashLower(s)})
+			}
+			if hp := hostPortAt(s, lastColon-i); hp > 0 {
+				dst = piece(line, i, i+hp, dst)
+				return portToken(line, i+hp+1, j, dst)
+			}
+		}
+		sp := splitPointFrom(s, first)
+		if sp < 0 {
+			return append(dst, lazyToken(line, i, j))
+		}
 		dst = piece(line, i, i+sp, dst)
 		if len(dst) >= maxTokens {
 			return dst
@@ -323,18 +324,34 @@ func piece(line string, i, j int, dst []Token) []Token {
 				if sp+1+r == len(s) {
 					return dst
 				}
-				return piece(line, i+sp+2+r, j, dst)
+				i += sp + 2 + r
+				continue
 			}
 		}
-		return piece(line, i+sp+1, j, dst)
+		i += sp + 1
 	}
-	return append(dst, Token{Start: int32(i), End: int32(j), Kind: classify(s), Hash: hashLower(s)})
+	return dst
 }
 
-// splitPoint returns the index of the first '/' or ':' at which s is split
-// into parts, or -1. "i/o" and "TCP/UDP"-like short pairs stay whole.
-func splitPoint(s string) int {
+// lazyToken is the token of line[i:j], a part without ':' or '/', with its
+// kind left pending when it has digits (see resolveKind).
+func lazyToken(line string, i, j int) Token {
+	s := line[i:j]
+	t := Token{Start: int32(i), End: int32(j), Hash: hashLower(s)}
 	for k := 0; k < len(s); k++ {
+		if isDigit(s[k]) {
+			t.Kind = kindPending
+			break
+		}
+	}
+	return t
+}
+
+// splitPointFrom returns the index of the first '/' or ':' at or after
+// from at which s is split into parts, or -1. "i/o" and "TCP/UDP"-like
+// short pairs stay whole.
+func splitPointFrom(s string, from int) int {
+	for k := from; k < len(s); k++ {
 		c := s[k]
 		if c != '/' && c != ':' {
 			continue
@@ -362,10 +379,10 @@ func shortSlash(s string, k int) bool {
 	return left >= 1 && left <= 1 && right >= 1 && right <= 1 && a == 0 && b == len(s)
 }
 
-// hostPort returns the index of the ':' in "host:port" forms whose host is an
-// IPv4 address or a host name and whose port is numeric, or 0.
-func hostPort(s string) int {
-	c := lastIndexByte(s, ':')
+// hostPortAt returns c, the index of the last ':' in s, when s is a
+// "host:port" form whose host is an IPv4 address or a host name and whose
+// port is numeric, or 0.
+func hostPortAt(s string, c int) int {
 	if c <= 0 || c == len(s)-1 || !allDigits(s[c+1:]) || len(s)-c-1 > 5 {
 		return 0
 	}
@@ -381,13 +398,21 @@ func hostLike(s string) bool {
 		return false
 	}
 	for k := 0; k < len(s); k++ {
-		b := s[k]
-		if !(isLetter(b) || isDigit(b) || b == '.' || b == '-' || b == '_') {
+		if !hostByte[s[k]] {
 			return false
 		}
 	}
 	return true
 }
+
+// hostByte: letters, digits, '.', '-' and '_'.
+var hostByte = func() (t [256]bool) {
+	for c := range 256 {
+		b := byte(c)
+		t[c] = isLetter(b) || isDigit(b) || b == '.' || b == '-' || b == '_'
+	}
+	return t
+}()
 
 // wellKnownPorts stay literal after host:, because they carry meaning
 // (":443" is the API server through its service VIP, ":53" is DNS).
@@ -403,10 +428,37 @@ var wellKnownPorts = map[string]bool{
 // IsWellKnownPort reports whether a port number stays literal in templates.
 func IsWellKnownPort(p string) bool { return wellKnownPorts[p] }
 
+// wellKnownBits is wellKnownPorts as a bit set by port number.
+var wellKnownBits = func() (b [65536 / 64]uint64) {
+	for p := range wellKnownPorts {
+		n := 0
+		for i := 0; i < len(p); i++ {
+			n = n*10 + int(p[i]-'0')
+		}
+		b[n/64] |= 1 << (n % 64)
+	}
+	return b
+}()
+
+// isWellKnown is wellKnownPorts[s] for the digits s, without hashing.
+func isWellKnown(s string) bool {
+	if len(s) == 0 || len(s) > 5 || s[0] == '0' {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n < 65536 && wellKnownBits[n/64]&(1<<(n%64)) != 0
+}
+
 func portToken(line string, i, j int, dst []Token) []Token {
 	s := line[i:j]
 	k := KindPort
-	if wellKnownPorts[s] {
+	if isWellKnown(s) {
 		k = KindWord
 	}
 	return append(dst, Token{Start: int32(i), End: int32(j), Kind: k, Hash: hashLower(s)})
@@ -415,7 +467,7 @@ func portToken(line string, i, j int, dst []Token) []Token {
 // classifyColon recognises whole pieces that contain ':' and must not be
 // split there: clock times, RFC 3339 timestamps and IPv6 addresses.
 func classifyColon(s string) (Kind, bool) {
-	if indexByte(s, ':') < 0 {
+	if strings.IndexByte(s, ':') < 0 {
 		return 0, false
 	}
 	if isClock(s) || isTimestamp(s) {
@@ -425,24 +477,6 @@ func classifyColon(s string) (Kind, bool) {
 		return KindIPv6, true
 	}
 	return 0, false
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func lastIndexByte(s string, c byte) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 func isLetter(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
