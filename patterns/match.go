@@ -12,6 +12,7 @@ type scratch struct {
 	acc         []float32
 	touched     []int32
 	cands       []cand // signatures whose bounds reach the threshold
+	ref         []cand // those of them the bag bound let through
 	pairs       []alignPair
 	kword       []int32  // vocabulary index of each known token, -1 when none
 	stamp       []uint32 // per vocabulary word: the epoch of the signature being aligned
@@ -25,8 +26,10 @@ type scratch struct {
 	topScores   []float32 // MatchTop: the best group scores so far, highest first
 	lineStamp   []uint32  // per vocabulary word: lineEpoch when the line has it
 	lineEpoch   uint32
-	prefiltered int    // candidates the prefilter passed for the last line (tests, statistics)
-	lineKinds   uint16 // bit k: the line has a mask of kind k
+	tword       []int32 // per token of toks: its vocabulary index, or -1
+	pendN       int     // pending tokens among known (see weighLine)
+	prefiltered int     // candidates the prefilter passed for the last line (tests, statistics)
+	lineKinds   uint16  // bit k: the line has a mask of kind k
 	dp          []float32
 	credit      []float32
 	known       []Token   // the line's tokens that some signature could match
@@ -91,16 +94,20 @@ func (s *Set) MatchTop(line string, mode Mode, minScore float64, top int, dst []
 // best group's score beats every remaining bound.
 func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scratch, dst []Match) []Match {
 	sc.touched = sc.touched[:0]
-	var lineW, lineFree, unknown, pendHi, pendLo float32
+	var lineW, lineLit, lineMask, unknown, pendHi, pendLo float32
 	var lineErr errMask
-	pending := false
+	sc.tword = sc.tword[:0]
 	for i := range sc.toks {
 		t := &sc.toks[i]
-		e := s.vocab.get(t.Hash)
+		id := s.vocab.index(t.Hash)
+		sc.tword = append(sc.tword, id)
+		var e *vocabEntry
+		if id >= 0 {
+			e = &s.vocab.entries[id]
+		}
 		if t.Kind == kindPending {
 			if e == nil || !e.known {
 				// A mask or an unknown word: weigh it within bounds for now.
-				pending = true
 				pendHi += ipWeight
 				pendLo += maskWeight(KindTime)
 				continue
@@ -109,7 +116,7 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 		}
 		if t.Kind != KindWord {
 			w := maskWeight(t.Kind)
-			lineFree += w
+			lineMask += w
 			lineW += w
 			continue
 		}
@@ -124,7 +131,7 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 			lineErr.set(e.errBit)
 		}
 		if !e.anchor {
-			lineFree += e.weight
+			lineLit += e.weight
 			continue
 		}
 		for _, p := range s.vocab.postings(e) {
@@ -138,7 +145,8 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 	if mode == Query {
 		fragMin = 0
 	}
-	wHi, wLo, freeHi := lineW+pendHi, lineW+pendLo, lineFree+pendHi
+	wHi, wLo, freeHi := lineW+pendHi, lineW+pendLo, lineLit+lineMask+pendHi
+	maskHi := lineMask + pendHi // a pending token is at most an IP
 	fragPossible := wLo > 0 && (wHi-unknown)/wHi*fragmentCap >= min && wHi-unknown >= fragMin
 	sc.cands = sc.cands[:0]
 	invLo := 1 / wLo
@@ -146,7 +154,10 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 		c := &s.pre[i]
 		acc := sc.acc[i]
 		sc.acc[i] = 0
-		upper := (acc + c.free) * c.invTotal
+		// The anchors the line has, plus what of the rest of the signature
+		// the line can hold: each of its types needs its own line token, and
+		// a word weighs the same everywhere.
+		upper := (acc + min32(c.freeLit, lineLit) + min32(c.freeMask, maskHi)) * c.invTotal
 		if fragPossible && acc+freeHi >= fragMin {
 			upper = max(upper, capOne((acc+freeHi)*invLo)*fragmentCap) // a fragment covers at most the whole line
 		}
@@ -159,14 +170,9 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 	if len(sc.cands) == 0 {
 		return dst
 	}
-	if pending {
-		for i := range sc.toks {
-			if sc.toks[i].Kind == kindPending {
-				sc.toks[i].Kind = resolveKind(text, sc.toks[i])
-			}
-		}
-	}
-	s.weighLine(text, sc)
+	// Tokens with digits stay unclassified until a candidate is aligned:
+	// until then the bounds take them for whatever mask helps most.
+	s.weighLine(sc)
 	// Best bound first. A candidate's first bound comes from the
 	// prefilter; when it is the best left it gets the tighter bag bound
 	// (see bagBound) and stays; when it is the best again it is aligned. So only candidates that can still make
@@ -178,42 +184,78 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 	gb := sc.groupBest[:s.groups]
 	sc.topScores = sc.topScores[:0]
 	start := len(dst)
+	// Candidates in order of their prefilter bound: the first few picked by
+	// a scan (a line that matches stops early), the rest sorted once when
+	// many are tried (a line that matches nothing tries them all). Those
+	// the bag bound lets through wait in ref, which stays small.
 	cs := sc.cands
-	for len(cs) > 0 {
-		// The best bound (ties: the lower signature, as sortMatches
-		// orders equal scores). Few candidates get this far, and a scan
-		// over them beats keeping a heap in order.
-		b := 0
-		for k := 1; k < len(cs); k++ {
-			if cs[k].bound > cs[b].bound || cs[k].bound == cs[b].bound && cs[k].sig < cs[b].sig {
+	sorted := len(cs) < 2
+	ref := sc.ref[:0]
+	perfect := int32(-1) // the lowest signature that scored 1
+	for u := 0; u < len(cs) || len(ref) > 0; {
+		b := -1 // the best refined candidate
+		for k := range ref {
+			if b < 0 || ref[k].before(ref[b]) {
 				b = k
 			}
 		}
-		x := cs[b]
+		if u < len(cs) && !sorted {
+			if u == scanPicks {
+				slices.SortFunc(cs[u:], func(a, b cand) int {
+					if a.before(b) {
+						return -1
+					}
+					return 1
+				})
+				sorted = true
+			} else {
+				k := u
+				for i := u + 1; i < len(cs); i++ {
+					if cs[i].before(cs[k]) {
+						k = i
+					}
+				}
+				cs[u], cs[k] = cs[k], cs[u]
+			}
+		}
+		fromRef := b >= 0 && (u == len(cs) || !cs[u].before(ref[b]))
+		var x cand
+		if fromRef {
+			x = ref[b]
+			ref[b] = ref[len(ref)-1]
+			ref = ref[:len(ref)-1]
+		} else {
+			x = cs[u]
+			u++
+		}
 		// Bounds only fall from here: once the top-th best score beats
 		// this one (by more than float rounding between the bound's sums
 		// and the score's), nothing left can enter the top.
 		if top > 0 && len(sc.topScores) == top && sc.topScores[top-1] > x.bound+boundSlack {
 			break
 		}
+		// Asked for the best only and it is perfect: the rest can at best
+		// tie, and a tie goes to the lower signature.
+		if top == 1 && perfect >= 0 && x.sig > perfect {
+			continue
+		}
 		c := &s.pats[x.sig]
 		if gb[c.group] >= x.bound {
-			cs = removeCand(cs, b)
 			continue // its incident already has a score this one cannot beat
 		}
-		if !x.refined {
+		if !fromRef {
 			need := min
 			if top > 0 && len(sc.topScores) == top {
 				need = max(need, sc.topScores[top-1]-boundSlack)
 			}
 			if r := min32(x.bound, c.bagBound(sc, mode, need)*c.boost); r >= min {
-				cs[b].bound, cs[b].refined = r, true
-			} else {
-				cs = removeCand(cs, b)
+				ref = append(ref, cand{sig: x.sig, bound: r})
 			}
 			continue
 		}
-		cs = removeCand(cs, b)
+		if sc.pendN > 0 {
+			s.resolvePending(text, sc)
+		}
 		stream, frag := s.score(c, text, sc, mode)
 		m := Match{Sig: int(x.sig), Score: float64(stream * c.boost)}
 		if f := frag * c.boost; f > stream*c.boost {
@@ -223,6 +265,9 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 			m.Score = 1
 		}
 		if f := float32(m.Score); f >= min {
+			if f >= 1 && (perfect < 0 || x.sig < perfect) {
+				perfect = x.sig
+			}
 			dst = append(dst, m)
 			if top > 0 {
 				sc.topScores = raiseTop(sc.topScores, top, gb[c.group], f)
@@ -230,18 +275,28 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 			gb[c.group] = max(gb[c.group], f)
 		}
 	}
+	sc.ref = ref[:0]
 	for _, m := range dst[start:] {
 		gb[s.pats[m.Sig].group] = 0
 	}
 	return dst
 }
 
+// scanPicks is how many candidates are picked by a scan before the rest
+// are sorted.
+const scanPicks = 16
+
 // cand is a signature that may reach the threshold, with a bound on its
 // score: the prefilter's, or the bag bound once refined.
 type cand struct {
-	bound   float32
-	sig     int32
-	refined bool
+	bound float32
+	sig   int32
+}
+
+// before orders candidates: higher bound first, then the lower signature,
+// as sortMatches orders equal scores.
+func (a cand) before(b cand) bool {
+	return a.bound > b.bound || a.bound == b.bound && a.sig < b.sig
 }
 
 // boundSlack covers float rounding: a bound and a score sum the same
@@ -253,12 +308,6 @@ func capOne(x float32) float32 {
 		return 1
 	}
 	return x
-}
-
-// removeCand removes cs[k], not keeping order.
-func removeCand(cs []cand, k int) []cand {
-	cs[k] = cs[len(cs)-1]
-	return cs[:len(cs)-1]
 }
 
 // raiseTop records that a group's best score rose from old (0: none yet) to
@@ -312,11 +361,18 @@ func (s *Set) markLine(sc *scratch) {
 		if w := sc.kword[j]; w >= 0 {
 			sc.lineStamp[w] = sc.lineEpoch
 		}
-		if t.Kind != KindWord {
+		switch {
+		case t.Kind == kindPending:
+			sc.lineKinds |= pendKinds
+		case t.Kind != KindWord:
 			sc.lineKinds |= 1 << t.Kind
 		}
 	}
 }
+
+// pendKinds are the kinds a pending token may turn out to be, as far as
+// bounds care: any mask.
+const pendKinds = 1<<numKinds - 1 - 1<<KindWord
 
 // bagBound bounds what score can give the signature, from which of its
 // types the line has at all and which of the line's tokens it could cover,
@@ -366,25 +422,37 @@ func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
 	if related&(1<<KindID) != 0 {
 		related |= 1 << KindPod
 	}
-	var covered float32
+	// A pending token the signature could cover counts at its most in
+	// both the covered weight and the line's; one it cannot, at its least
+	// (lineW has it so): the share is highest that way.
+	var covered, extra float32
 	for j, t := range sc.known {
-		if w := sc.kword[j]; w >= 0 && sc.stamp[w] == sc.epoch || t.Kind != KindWord && related&(1<<t.Kind) != 0 {
+		switch {
+		case t.Kind == kindPending:
+			if c.maskKinds != 0 {
+				covered += sc.lw[j]
+				extra += sc.lw[j] - pendLoWeight
+			}
+		case sc.kword[j] >= 0 && sc.stamp[sc.kword[j]] == sc.epoch, t.Kind != KindWord && related&(1<<t.Kind) != 0:
 			covered += sc.lw[j]
 		}
 	}
 	if covered < fragMin {
 		return stream
 	}
-	return max(stream, covered/sc.lineW*fragmentCap)
+	return max(stream, covered/(sc.lineW+extra)*fragmentCap)
 }
 
 // weighLine fills the scratch's known tokens (those a signature could
-// match) with their weights, and the weight of the whole line.
-func (s *Set) weighLine(text string, sc *scratch) {
-	sc.known, sc.lw, sc.kword, sc.lineW = sc.known[:0], sc.lw[:0], sc.kword[:0], 0
-	for _, t := range sc.toks {
+// match) with their weights, and the weight of the whole line, from the
+// vocabulary indices candidates recorded. A token still pending (digits,
+// not a known word) is kept as known at the most a mask weighs (an IP's),
+// and counts the least in lineW; bagBound takes both into account.
+func (s *Set) weighLine(sc *scratch) {
+	sc.known, sc.lw, sc.kword, sc.lineW, sc.pendN = sc.known[:0], sc.lw[:0], sc.kword[:0], 0, 0
+	for i, t := range sc.toks {
 		var w float32
-		id := s.vocab.index(t.Hash)
+		id := sc.tword[i]
 		var e *vocabEntry
 		if id >= 0 {
 			e = &s.vocab.entries[id]
@@ -393,6 +461,14 @@ func (s *Set) weighLine(text string, sc *scratch) {
 			}
 		}
 		switch {
+		case t.Kind == kindPending:
+			w = ipWeight
+			sc.lineW += pendLoWeight
+			sc.pendN++
+			sc.known = append(sc.known, t)
+			sc.lw = append(sc.lw, w)
+			sc.kword = append(sc.kword, -1)
+			continue
 		case t.Kind != KindWord:
 			w = maskWeight(t.Kind)
 		case id >= 0:
@@ -406,6 +482,21 @@ func (s *Set) weighLine(text string, sc *scratch) {
 		sc.kword = append(sc.kword, id)
 		sc.lineW += w
 	}
+}
+
+// pendLoWeight is the least a pending token can weigh: a timestamp's.
+const pendLoWeight = 0.1
+
+// resolvePending classifies the line's pending tokens and weighs the line
+// again, before the first alignment.
+func (s *Set) resolvePending(text string, sc *scratch) {
+	for i := range sc.toks {
+		if sc.toks[i].Kind == kindPending {
+			sc.toks[i].Kind = resolveKind(text, sc.toks[i])
+		}
+	}
+	s.weighLine(sc)
+	s.markLine(sc)
 }
 
 // unknownWeight weighs a word that no signature has: its prior (stop and

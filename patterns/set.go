@@ -71,6 +71,7 @@ type Set struct {
 	idfMax   float32 // the IDF of a word no signature has
 	minScore float32
 	scratch  sync.Pool
+	wordInfo map[uint64]typeInfo // while compiling: each literal word's type info
 }
 
 type posting struct {
@@ -81,9 +82,10 @@ type posting struct {
 // preSig is what the prefilter reads of a compiled signature, packed so
 // the signatures a line touches cost a cache line each, not several.
 type preSig struct {
-	free, invTotal, boost float32
-	hasErr                bool
-	errMask               errMask
+	freeLit, freeMask float32 // Σ weights of its non-anchor literal types, of its mask types
+	invTotal, boost   float32
+	hasErr            bool
+	errMask           errMask
 }
 
 // compiled is a signature ready for scoring.
@@ -185,6 +187,7 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	s.countDF(pats)
 	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
 	s.pats = make([]compiled, len(defs))
+	s.wordInfo = make(map[uint64]typeInfo)
 	groupIdx := map[string]int32{}
 	for i := range defs {
 		s.pats[i] = s.compile(pats[i], defs[i])
@@ -195,11 +198,20 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		}
 		s.pats[i].group = g
 	}
+	s.wordInfo = nil
 	s.buildVocab()
 	s.pre = make([]preSig, len(s.pats))
 	for i := range s.pats {
 		c := &s.pats[i]
-		s.pre[i] = preSig{free: c.free, invTotal: 1 / c.total, boost: c.boost, hasErr: c.hasErr, errMask: c.errMask}
+		s.pre[i] = preSig{invTotal: 1 / c.total, boost: c.boost, hasErr: c.hasErr, errMask: c.errMask}
+		for _, ti := range c.types {
+			switch {
+			case !ti.literal:
+				s.pre[i].freeMask += ti.weight
+			case !ti.anchor:
+				s.pre[i].freeLit += ti.weight
+			}
+		}
 	}
 	s.scratch.New = func() any { return new(scratch) }
 	return s, nil
@@ -408,10 +420,18 @@ func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
 	if t.Kind != KindWord {
 		return typeInfo{word: -1, kind: t.Kind, weight: maskWeight(t.Kind)}
 	}
+	// A word weighs the same in every signature, whatever its case in
+	// each ("FailedMount" and "failedMount" have one hash but not the same
+	// shape): the prefilter's bounds add one weight per word.
+	if ti, ok := s.wordInfo[t.Hash]; ok {
+		return ti
+	}
 	text := p.TokenText(i)
 	w := s.wordWeight(text, t.Hash)
 	distinct := wordPrior(text, t.Hash) >= 1
-	return typeInfo{word: -1, weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
+	ti := typeInfo{word: -1, weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
+	s.wordInfo[t.Hash] = ti
+	return ti
 }
 
 type anchor struct {
