@@ -395,14 +395,15 @@ func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
 	}
 	lk := sc.lineKinds
 	for mk := lk & c.maskKinds; mk != 0; mk &= mk - 1 {
-		got += c.maskW[bits.TrailingZeros16(mk)]
+		k := bits.TrailingZeros16(mk)
+		got += float32(c.maskTypes[k]) * maskWeight(Kind(k))
 	}
 	// Pod and instance names stand in for each other at a discount.
 	if lk&(1<<KindPod) == 0 && lk&(1<<KindID) != 0 {
-		got += relatedKind * c.maskW[KindPod]
+		got += relatedKind * float32(c.maskTypes[KindPod]) * maskWeight(KindPod)
 	}
 	if lk&(1<<KindID) == 0 && lk&(1<<KindPod) != 0 {
-		got += relatedKind * c.maskW[KindID]
+		got += relatedKind * float32(c.maskTypes[KindID]) * maskWeight(KindID)
 	}
 	stream := got / c.total
 	if sc.lineW <= 0 || stream >= fragmentCap || fragmentCap*c.boost < need {

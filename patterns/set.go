@@ -94,21 +94,21 @@ type compiled struct {
 	toks       []sigToken
 	types      []typeInfo
 	total      float32 // Σ type weights
-	free       float32 // Σ weights of types not in the prefilter index
 	boost      float32
 	hasErr     bool
-	errMask    errMask           // the signature's error words
-	literal    int               // number of literal types
-	group      int32             // index of its group (incident)
-	lits       []litPos          // its literal tokens by hash
-	masks      [numKinds][]int32 // positions of its masked tokens by kind
-	litWord    []int32           // vocabulary index of each literal token, -1 for masks
-	sameNext   []int32           // next position with the same literal word, -1 at the last
-	firstWords []int32           // positions where each distinct literal word first appears
-	maskKinds  uint16            // bit k: the signature has a mask of kind k
-	maskW      [numKinds]float32 // Σ weights of its mask types by kind
-	bagLits    []bagLit          // its literal types, for bagBound
+	group      int32                // index of its group (incident)
+	maskPos    []int32              // positions of its masked tokens, by kind
+	maskOff    [numKinds + 1]uint16 // kind k's positions are maskPos[maskOff[k]:maskOff[k+1]]
+	maskTypes  [numKinds]uint16     // number of mask types of each kind
+	maskKinds  uint16               // bit k: the signature has a mask of kind k
+	litWord    []int32              // vocabulary index of each literal token, -1 for masks
+	sameNext   []int32              // next position with the same literal word, -1 at the last
+	firstWords []int32              // positions where each distinct literal word first appears
+	bagLits    []bagLit             // its literal types, for bagBound
 }
+
+// masks returns the positions of the signature's masked tokens of kind k.
+func (c *compiled) masks(k Kind) []int32 { return c.maskPos[c.maskOff[k]:c.maskOff[k+1]] }
 
 // bagLit is a literal type of a signature as bagBound reads it.
 type bagLit struct {
@@ -130,8 +130,6 @@ type sigToken struct {
 }
 
 type typeInfo struct {
-	word     int32 // vocabulary index of a literal type (set by buildVocab), -1 for masks
-	kind     Kind
 	weight   float32
 	isErr    bool
 	literal  bool
@@ -199,11 +197,11 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		s.pats[i].group = g
 	}
 	s.wordInfo = nil
-	s.buildVocab()
+	errMasks := s.buildVocab()
 	s.pre = make([]preSig, len(s.pats))
 	for i := range s.pats {
 		c := &s.pats[i]
-		s.pre[i] = preSig{invTotal: 1 / c.total, boost: c.boost, hasErr: c.hasErr, errMask: c.errMask}
+		s.pre[i] = preSig{invTotal: 1 / c.total, boost: c.boost, hasErr: c.hasErr, errMask: errMasks[i]}
 		for _, ti := range c.types {
 			switch {
 			case !ti.literal:
@@ -231,7 +229,7 @@ func patternOf(d Def) (*Pattern, error) {
 // buildVocab fills the vocabulary table: every literal word with its
 // weight and postings (the signatures that have it as an anchor), then the
 // stop and common words no signature has, weighed as unknown words.
-func (s *Set) buildVocab() {
+func (s *Set) buildVocab() []errMask {
 	posts := map[uint64][]posting{}
 	type word struct {
 		hash uint64
@@ -282,6 +280,7 @@ func (s *Set) buildVocab() {
 		v.put(w.hash, e)
 	}
 	s.vocab = v
+	errMasks := make([]errMask, len(s.pats))
 	for i := range s.pats {
 		c := &s.pats[i]
 		c.litWord = make([]int32, len(c.toks))
@@ -292,31 +291,21 @@ func (s *Set) buildVocab() {
 			if t.kind != KindWord {
 				continue
 			}
-			if c.types[t.typ].isErr {
-				c.errMask.set(errBits[t.hash])
+			ti := c.types[t.typ]
+			if ti.isErr {
+				errMasks[i].set(errBits[t.hash])
 			}
 			id := v.index(t.hash)
 			c.litWord[k] = id
-			c.types[t.typ].word = id
-			if p, ok := last[id]; ok {
-				c.sameNext[p] = int32(k)
-			} else {
-				c.firstWords = append(c.firstWords, int32(k))
-			}
+			p, seen := last[id]
 			last[id] = k
-		}
-		n := 0
-		for _, ti := range c.types {
-			if ti.literal {
-				n++
-			}
-		}
-		c.bagLits = make([]bagLit, 0, n)
-		for _, ti := range c.types {
-			if !ti.literal {
+			if seen {
+				c.sameNext[p] = int32(k)
 				continue
 			}
-			b := bagLit{word: ti.word, weight: ti.weight}
+			c.firstWords = append(c.firstWords, int32(k))
+			// A literal type is one word: its first position stands for it.
+			b := bagLit{word: id, weight: ti.weight}
 			if ti.isErr {
 				b.flags |= bagErr
 			}
@@ -325,7 +314,10 @@ func (s *Set) buildVocab() {
 			}
 			c.bagLits = append(c.bagLits, b)
 		}
+		c.firstWords = slices.Clip(c.firstWords)
+		c.bagLits = slices.Clip(c.bagLits)
 	}
+	return errMasks
 }
 
 // countDF counts, for each literal, the groups whose signatures contain it.
@@ -383,34 +375,33 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 	// Exact sizes: a knowledge base of 10,000 signatures keeps these for
 	// good, and append's doubling would leave a third of it unused.
 	c.types = slices.Clone(c.types)
-	nlit := 0
+	var perKind [numKinds]uint16
+	seenType := make([]bool, len(c.types))
 	for _, t := range c.toks {
 		if t.kind == KindWord {
-			nlit++
-		}
-	}
-	c.lits = make([]litPos, 0, nlit)
-	for i, t := range c.toks {
-		if t.kind == KindWord {
-			c.lits = append(c.lits, litPos{hash: t.hash, pos: int32(i)})
 			continue
 		}
-		c.masks[t.kind] = append(c.masks[t.kind], int32(i))
+		perKind[t.kind]++
 		c.maskKinds |= 1 << t.kind
-	}
-	slices.SortFunc(c.lits, func(a, b litPos) int { return cmp.Compare(a.hash, b.hash) })
-	for _, ti := range c.types {
-		if !ti.literal {
-			c.maskW[ti.kind] += ti.weight
+		if !seenType[t.typ] {
+			seenType[t.typ] = true
+			c.maskTypes[t.kind]++
 		}
+	}
+	for k := range numKinds {
+		c.maskOff[k+1] = c.maskOff[k] + perKind[k]
+	}
+	c.maskPos = make([]int32, c.maskOff[numKinds])
+	next := c.maskOff
+	for i, t := range c.toks {
+		if t.kind != KindWord {
+			c.maskPos[next[t.kind]] = int32(i)
+			next[t.kind]++
+		}
+	}
+	for _, ti := range c.types {
 		c.total += ti.weight
 		c.hasErr = c.hasErr || ti.isErr
-		if ti.literal {
-			c.literal++
-		}
-		if !ti.anchor {
-			c.free += ti.weight
-		}
 	}
 	return c
 }
@@ -418,7 +409,7 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
 	t := p.Tokens[i]
 	if t.Kind != KindWord {
-		return typeInfo{word: -1, kind: t.Kind, weight: maskWeight(t.Kind)}
+		return typeInfo{weight: maskWeight(t.Kind)}
 	}
 	// A word weighs the same in every signature, whatever its case in
 	// each ("FailedMount" and "failedMount" have one hash but not the same
@@ -429,7 +420,7 @@ func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
 	text := p.TokenText(i)
 	w := s.wordWeight(text, t.Hash)
 	distinct := wordPrior(text, t.Hash) >= 1
-	ti := typeInfo{word: -1, weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
+	ti := typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
 	s.wordInfo[t.Hash] = ti
 	return ti
 }
@@ -454,12 +445,6 @@ func (c *compiled) anchors() []anchor {
 	return out
 }
 
-// litPos is a literal token of a signature: its hash and position.
-type litPos struct {
-	hash uint64
-	pos  int32
-}
-
 // pairsFor appends the pairs line token t (at line position j, with
 // vocabulary index word, or -1) makes with the signature's tokens, in
 // signature order. stamp/head map a word to its first position in this
@@ -475,16 +460,16 @@ func (c *compiled) pairsFor(t Token, j, word int32, stamp []uint32, head []int32
 		return dst
 	}
 	lits := len(dst) - start
-	for _, i := range c.masks[t.Kind] {
+	for _, i := range c.masks(t.Kind) {
 		dst = c.addPair(dst, i, j, t)
 	}
 	switch t.Kind {
 	case KindPod:
-		for _, i := range c.masks[KindID] {
+		for _, i := range c.masks(KindID) {
 			dst = c.addPair(dst, i, j, t)
 		}
 	case KindID:
-		for _, i := range c.masks[KindPod] {
+		for _, i := range c.masks(KindPod) {
 			dst = c.addPair(dst, i, j, t)
 		}
 	}
