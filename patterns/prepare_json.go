@@ -181,6 +181,12 @@ func literal(s string, i int, lit string) (int, bool, bool) {
 func scanString(s string, i int) (int, bool, bool) {
 	esc := false
 	for j := i + 1; j < len(s); j++ {
+		for j < len(s) && !strStop[s[j]] {
+			j++
+		}
+		if j == len(s) {
+			break
+		}
 		switch c := s[j]; {
 		case c == '"':
 			return j + 1, esc, true
@@ -211,6 +217,16 @@ func scanString(s string, i int) (int, bool, bool) {
 	}
 	return 0, false, false
 }
+
+// strStop marks the bytes a JSON string scan stops at: '"', '\\' and
+// control characters.
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 // scanNumber scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
 func scanNumber(s string, i int) (int, bool) {
@@ -249,10 +265,27 @@ func scanNumber(s string, i int) (int, bool) {
 // jsonUnquote decodes the inside of a JSON string that scanString
 // accepted, as encoding/json does: escapes, surrogate pairs, and U+FFFD for
 // bad surrogates and invalid UTF-8.
+// plainRun returns the length of the prefix of s without a backslash or a
+// byte of a multi-byte rune.
+func plainRun(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(s)
+}
+
 func jsonUnquote(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for r := 0; r < len(s); {
+		// Copy the run up to the next escape or multi-byte rune at once.
+		if e := plainRun(s[r:]); e > 0 {
+			b.WriteString(s[r : r+e])
+			r += e
+			continue
+		}
 		c := s[r]
 		switch {
 		case c == '\\':

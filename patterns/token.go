@@ -177,15 +177,18 @@ func tokenizeLazy(line string, dst []Token) []Token {
 		// One pass to the end of the piece, collecting which kinds of bytes
 		// it holds and where its trailing punctuation starts.
 		var acc uint8
-		j, jGood := i, i
+		j := i
 		for ; j < n; j++ {
 			f := byteFlags[line[j]]
 			if f&fSep != 0 {
 				break
 			}
 			acc |= f
-			if f&fTrail == 0 {
-				jGood = j + 1
+		}
+		jGood := j
+		if acc&fTrail != 0 {
+			for jGood > i && byteFlags[line[jGood-1]]&fTrail != 0 {
+				jGood--
 			}
 		}
 		switch {
