@@ -28,6 +28,7 @@ type scratch struct {
 	lineEpoch   uint32
 	tword       []int32 // per token of toks: its vocabulary index, or -1
 	pendN       int     // pending tokens among known (see weighLine)
+	fragOK      bool    // the line carries enough known weight for the fragment direction
 	prefiltered int     // candidates the prefilter passed for the last line (tests, statistics)
 	lineKinds   uint16  // bit k: the line has a mask of kind k
 	dp          []float32
@@ -148,6 +149,7 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 	wHi, wLo, freeHi := lineW+pendHi, lineW+pendLo, lineLit+lineMask+pendHi
 	maskHi := lineMask + pendHi // a pending token is at most an IP
 	fragPossible := wLo > 0 && (wHi-unknown)/wHi*fragmentCap >= min && wHi-unknown >= fragMin
+	sc.fragOK = fragPossible
 	sc.cands = sc.cands[:0]
 	invLo := 1 / wLo
 	for _, i := range sc.touched {
@@ -406,8 +408,8 @@ func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
 		got += relatedKind * float32(c.maskTypes[KindID]) * maskWeight(KindID)
 	}
 	stream := got / c.total
-	if sc.lineW <= 0 || stream >= fragmentCap || fragmentCap*c.boost < need {
-		return stream
+	if !sc.fragOK || sc.lineW <= 0 || stream >= fragmentCap || fragmentCap*c.boost < need {
+		return stream // no fragment of this line can reach the threshold (see candidates)
 	}
 	// The fragment direction: the line's weight the signature could cover.
 	fragMin := float32(streamFragMinInfo)

@@ -147,8 +147,8 @@ func klogPrefix(s string) (int, Level) {
 	if digitsAt(s, 1) != 5 || len(s) < 22 || s[5] != ' ' {
 		return 0, 0
 	}
-	end := strings.IndexByte(s, ']')
-	if end < 0 || end > 160 {
+	end := strings.IndexByte(s[:min(len(s), 161)], ']')
+	if end < 0 {
 		return 0, 0
 	}
 	if end+1 < len(s) && s[end+1] == ' ' {
@@ -197,7 +197,7 @@ func syslogPrefix(s string) int {
 	}
 	t := h + sp + 1
 	// tag: program[pid]: or program:
-	colon := strings.Index(s[t:], ": ")
+	colon := strings.Index(s[t:min(len(s), t+66)], ": ") // a tag is short: look no further
 	if colon <= 0 || colon > 64 || strings.IndexByte(s[t:t+colon], ' ') >= 0 {
 		return 0
 	}
@@ -230,6 +230,9 @@ func clockEnd(s string, i int) int {
 
 // criPrefix: the CRI log-file format, "2024-04-12T03:12:45.120931Z stderr F ".
 func criPrefix(s string) int {
+	if !isDigit(s[0]) {
+		return 0
+	}
 	sp := strings.IndexByte(s, ' ')
 	if sp < 20 || !isTimestamp(s[:sp]) {
 		return 0
