@@ -94,6 +94,16 @@ func (s *Set) MatchTop(line string, mode Mode, minScore float64, top int, dst []
 // top > 0, candidates are scored best bound first only until the top-th
 // best group's score beats every remaining bound.
 func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scratch, dst []Match) []Match {
+	if !s.prefilter(text, mode, min, sc) {
+		return dst
+	}
+	return s.rank(text, mode, min, top, sc, dst)
+}
+
+// prefilter fills sc.cands with the signatures whose first bound reaches
+// min and prepares the line for the second bounds (weighLine, markLine).
+// It reports false when there is none.
+func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	sc.touched = sc.touched[:0]
 	var lineW, lineLit, lineMask, unknown, pendHi, pendLo float32
 	var lineErr errMask
@@ -119,15 +129,22 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 			w := maskWeight(t.Kind)
 			lineMask += w
 			lineW += w
-			continue
+			// A masked value whose text is also a signature's literal
+			// ("6379" after "host:" stays a word in a signature, alone on
+			// a line it is a number) matches that literal: it counts as
+			// the word too.
+			if e == nil || !e.known {
+				continue
+			}
+		} else {
+			if e == nil || !e.known {
+				w := s.unknownWeight(*t, e)
+				unknown += w
+				lineW += w
+				continue
+			}
+			lineW += e.weight
 		}
-		if e == nil || !e.known {
-			w := s.unknownWeight(*t, e)
-			unknown += w
-			lineW += w
-			continue
-		}
-		lineW += e.weight
 		if e.isErr {
 			lineErr.set(e.errBit)
 		}
@@ -170,16 +187,21 @@ func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scrat
 	}
 	sc.prefiltered = len(sc.cands)
 	if len(sc.cands) == 0 {
-		return dst
+		return false
 	}
 	// Tokens with digits stay unclassified until a candidate is aligned:
 	// until then the bounds take them for whatever mask helps most.
 	s.weighLine(sc)
-	// Best bound first. A candidate's first bound comes from the
-	// prefilter; when it is the best left it gets the tighter bag bound
-	// (see bagBound) and stays; when it is the best again it is aligned. So only candidates that can still make
-	// the result pay for a bag bound, and fewer still for an alignment.
 	s.markLine(sc)
+	return true
+}
+
+// rank scores the prefilter's candidates best bound first. A candidate's
+// first bound comes from the prefilter; when it is the best left it gets
+// the tighter bag bound (see bagBound) and stays; when it is the best
+// again it is aligned. So only candidates that can still make the result
+// pay for a bag bound, and fewer still for an alignment.
+func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, dst []Match) []Match {
 	if cap(sc.groupBest) < s.groups {
 		sc.groupBest = make([]float32, s.groups)
 	}

@@ -270,3 +270,73 @@ func TestMatchTopEqualsPrefixOfAll(t *testing.T) {
 		t.Fatal("no line had more matches than the top asked for: the test proves nothing")
 	}
 }
+
+// TestBoundsHoldScores: the prefilter's bound and the bag bound never fall
+// below the score a full alignment gives, so no signature that reaches the
+// threshold is ever skipped. Every signature of the adversarial
+// 1,000-signature set is scored directly against every corpus line (and
+// half lines, as typed fragments), in both modes and at two thresholds.
+func TestBoundsHoldScores(t *testing.T) {
+	if raceEnabled {
+		t.Skip("one goroutine's arithmetic, 50 s under -race; the plain run checks it")
+	}
+	s, err := Compile(benchDefs(t, 1000), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, "../testdata/corpus/healthy.log")
+	for _, l := range variantLines(t) {
+		lines = append(lines, l, l[:len(l)/2])
+	}
+	checked := 0
+	for _, mode := range []Mode{Stream, Query} {
+		for _, min := range []float32{0.5, 0.3} {
+			for _, line := range lines {
+				checked += checkBounds(t, s, line, mode, min)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no signature reached a threshold: the test proves nothing")
+	}
+	t.Logf("%d (line, signature) pairs at or above the threshold checked", checked)
+}
+
+func checkBounds(t *testing.T, s *Set, line string, mode Mode, min float32) int {
+	t.Helper()
+	sc := s.getScratch()
+	defer s.scratch.Put(sc)
+	p := Prepare(line)
+	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
+	bound := map[int32][2]float32{}
+	if s.prefilter(p.Text, mode, min, sc) {
+		for _, c := range sc.cands {
+			bag := s.pats[c.sig].bagBound(sc, mode, min) * s.pats[c.sig].boost
+			bound[c.sig] = [2]float32{c.bound, bag}
+		}
+	} else {
+		s.weighLine(sc)
+		s.markLine(sc)
+	}
+	if sc.pendN > 0 {
+		s.resolvePending(p.Text, sc)
+	}
+	n := 0
+	for i := range s.pats {
+		c := &s.pats[i]
+		stream, frag := s.score(c, p.Text, sc, mode)
+		score := min32(max(stream, frag)*c.boost, 1)
+		if score < min {
+			continue
+		}
+		n++
+		b, ok := bound[int32(i)]
+		switch {
+		case !ok:
+			t.Fatalf("mode %d min %.1f: signature %d scores %.3f but the prefilter dropped it; line %q", mode, min, i, score, line)
+		case score > b[0]+boundSlack || score > b[1]+boundSlack:
+			t.Fatalf("mode %d min %.1f: signature %d scores %.3f above its bounds (prefilter %.3f, bag %.3f); line %q", mode, min, i, score, b[0], b[1], line)
+		}
+	}
+	return n
+}
