@@ -26,11 +26,14 @@ type scratch struct {
 	topScores   []float32 // MatchTop: the best group scores so far, highest first
 	lineStamp   []uint32  // per vocabulary word: lineEpoch when the line has it
 	lineEpoch   uint32
-	tword       []int32 // per token of toks: its vocabulary index, or -1
-	pendN       int     // pending tokens among known (see weighLine)
-	fragOK      bool    // the line carries enough known weight for the fragment direction
-	prefiltered int     // candidates the prefilter passed for the last line (tests, statistics)
-	lineKinds   uint16  // bit k: the line has a mask of kind k
+	tword       []int32           // per token of toks: its vocabulary index, or -1
+	wordW       []float32         // per vocabulary word the line has (lineStamp): the weight of its tokens
+	kindW       [numKinds]float32 // the weight of the line's masks by kind
+	pendW       float32           // the weight of its pending tokens (as IPs)
+	pendN       int               // pending tokens among known (see weighLine)
+	fragOK      bool              // the line carries enough known weight for the fragment direction
+	prefiltered int               // candidates the prefilter passed for the last line (tests, statistics)
+	lineKinds   uint16            // bit k: the line has a mask of kind k
 	dp          []float32
 	credit      []float32
 	known       []Token   // the line's tokens that some signature could match
@@ -376,20 +379,27 @@ func min32(a, b float32) float32 {
 func (s *Set) markLine(sc *scratch) {
 	if len(sc.lineStamp) < len(s.vocab.entries) {
 		sc.lineStamp = make([]uint32, len(s.vocab.entries))
+		sc.wordW = make([]float32, len(s.vocab.entries))
 		sc.stamp = make([]uint32, len(s.vocab.entries))
 		sc.head = make([]int32, len(s.vocab.entries))
 	}
 	sc.lineEpoch++
-	sc.lineKinds = 0
+	sc.lineKinds, sc.kindW, sc.pendW = 0, [numKinds]float32{}, 0
 	for j, t := range sc.known {
-		if w := sc.kword[j]; w >= 0 {
-			sc.lineStamp[w] = sc.lineEpoch
+		w := sc.lw[j]
+		if id := sc.kword[j]; id >= 0 {
+			if sc.lineStamp[id] != sc.lineEpoch {
+				sc.lineStamp[id], sc.wordW[id] = sc.lineEpoch, 0
+			}
+			sc.wordW[id] += w
 		}
 		switch {
 		case t.Kind == kindPending:
 			sc.lineKinds |= pendKinds
+			sc.pendW += w
 		case t.Kind != KindWord:
 			sc.lineKinds |= 1 << t.Kind
+			sc.kindW[t.Kind] += w
 		}
 	}
 }
@@ -406,12 +416,13 @@ const pendKinds = 1<<numKinds - 1 - 1<<KindWord
 // even a fragment's best (fragmentCap × boost) falls short of need, the
 // fragment direction cannot matter and is not bounded.
 func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
-	var got float32
+	var got, covered float32
 	var fl uint8
 	for _, b := range c.bagLits {
 		if sc.lineStamp[b.word] == sc.lineEpoch {
 			got += b.weight
 			fl |= b.flags
+			covered += sc.wordW[b.word] // the line's tokens of this word
 		}
 	}
 	if c.hasErr && fl&bagErr == 0 || fl&bagDistinct == 0 {
@@ -438,29 +449,22 @@ func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
 	if mode == Query {
 		fragMin = 0
 	}
-	sc.epoch++
-	c.markWords(sc.stamp, sc.head, sc.epoch)
 	related := c.maskKinds
-	if related&(1<<KindPod) != 0 {
-		related |= 1 << KindID
+	if related&(1<<KindPod|1<<KindID) != 0 {
+		related |= 1<<KindPod | 1<<KindID
 	}
-	if related&(1<<KindID) != 0 {
-		related |= 1 << KindPod
+	for k := related; k != 0; k &= k - 1 {
+		covered += sc.kindW[bits.TrailingZeros16(k)]
 	}
 	// A pending token the signature could cover counts at its most in
 	// both the covered weight and the line's; one it cannot, at its least
-	// (lineW has it so): the share is highest that way.
-	var covered, extra float32
-	for j, t := range sc.known {
-		switch {
-		case t.Kind == kindPending:
-			if c.maskKinds != 0 {
-				covered += sc.lw[j]
-				extra += sc.lw[j] - pendLoWeight
-			}
-		case sc.kword[j] >= 0 && sc.stamp[sc.kword[j]] == sc.epoch, t.Kind != KindWord && related&(1<<t.Kind) != 0:
-			covered += sc.lw[j]
-		}
+	// (lineW has it so): the share is highest that way. (A masked token
+	// whose text is also one of the signature's words may count twice
+	// here, which only loosens the bound.)
+	var extra float32
+	if c.maskKinds != 0 {
+		covered += sc.pendW
+		extra = sc.pendW - float32(sc.pendN)*pendLoWeight
 	}
 	if covered < fragMin {
 		return stream
