@@ -183,7 +183,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 		if fragPossible && acc+freeHi >= fragMin {
 			upper = max(upper, capOne((acc+freeHi)*invLo)*fragmentCap) // a fragment covers at most the whole line
 		}
-		if upper*c.boost < min || (c.hasErr && !c.errMask.intersects(&lineErr)) {
+		if upper*c.boost < min || (s.pats[i].hasErr && !s.pats[i].errMask.intersects(&lineErr)) {
 			continue
 		}
 		sc.cands = append(sc.cands, cand{sig: i, bound: capOne(upper * c.boost)}) // scores are capped at 1 too

@@ -79,13 +79,11 @@ type posting struct {
 	weight float32
 }
 
-// preSig is what the prefilter reads of a compiled signature, packed so
-// the signatures a line touches cost a cache line each, not several.
+// preSig is what the prefilter reads of every signature a line touches,
+// packed four to a cache line.
 type preSig struct {
 	freeLit, freeMask float32 // Σ weights of its non-anchor literal types, of its mask types
 	invTotal, boost   float32
-	hasErr            bool
-	errMask           errMask
 }
 
 // compiled is a signature ready for scoring.
@@ -96,6 +94,7 @@ type compiled struct {
 	total      float32 // Σ type weights
 	boost      float32
 	hasErr     bool
+	errMask    *errMask             // its error words (hasErr only)
 	group      int32                // index of its group (incident)
 	maskPos    []int32              // positions of its masked tokens, by kind
 	maskOff    [numKinds + 1]uint16 // kind k's positions are maskPos[maskOff[k]:maskOff[k+1]]
@@ -201,7 +200,10 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	s.pre = make([]preSig, len(s.pats))
 	for i := range s.pats {
 		c := &s.pats[i]
-		s.pre[i] = preSig{invTotal: 1 / c.total, boost: c.boost, hasErr: c.hasErr, errMask: errMasks[i]}
+		s.pre[i] = preSig{invTotal: 1 / c.total, boost: c.boost}
+		if c.hasErr {
+			c.errMask = &errMasks[i]
+		}
 		for _, ti := range c.types {
 			switch {
 			case !ti.literal:
