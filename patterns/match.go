@@ -8,37 +8,35 @@ import (
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
-	toks        []Token
-	acc         []float32
-	touched     []int32
-	cands       []cand // signatures whose bounds reach the threshold
-	ref         []cand // those of them the bag bound let through
-	pairs       []alignPair
-	kword       []int32  // vocabulary index of each known token, -1 when none
-	stamp       []uint32 // per vocabulary word: the epoch of the signature being aligned
-	head        []int32  // per vocabulary word: its first position in that signature
-	epoch       uint32
-	best        []float32
-	pred        []int32
-	fen         []fenNode
-	groupBest   []float32 // per group, the best score so far (zero between lines)
-	groupAt     []int32   // per group, 1 + its index in the output of bestPerGroup (zero between lines)
-	topScores   []float32 // MatchTop: the best group scores so far, highest first
-	lineStamp   []uint32  // per vocabulary word: lineEpoch when the line has it
-	lineEpoch   uint32
-	tword       []int32           // per token of toks: its vocabulary index, or -1
-	wordW       []float32         // per vocabulary word the line has (lineStamp): the weight of its tokens
-	kindW       [numKinds]float32 // the weight of the line's masks by kind
-	pendW       float32           // the weight of its pending tokens (as IPs)
-	pendN       int               // pending tokens among known (see weighLine)
-	fragOK      bool              // the line carries enough known weight for the fragment direction
-	prefiltered int               // candidates the prefilter passed for the last line (tests, statistics)
-	lineKinds   uint16            // bit k: the line has a mask of kind k
-	dp          []float32
-	credit      []float32
-	known       []Token   // the line's tokens that some signature could match
-	lw          []float32 // their weights
-	lineW       float32   // the weight of the whole line
+	toks      []Token
+	acc       []float32
+	touched   []int32
+	cands     []cand // signatures whose bounds reach the threshold
+	ref       []cand // those of them the bag bound let through
+	pairs     []alignPair
+	kword     []int32  // vocabulary index of each known token, -1 when none
+	stamp     []uint32 // per vocabulary word: the epoch of the signature being aligned
+	head      []int32  // per vocabulary word: its first position in that signature
+	epoch     uint32
+	best      []float32
+	pred      []int32
+	fen       []fenNode
+	groupBest []float32 // per group, the best score so far (zero between lines)
+	groupAt   []int32   // per group, 1 + its index in the output of bestPerGroup (zero between lines)
+	topScores []float32 // MatchTop: the best group scores so far, highest first
+	lineStamp []uint32  // per vocabulary word: lineEpoch when the line has it
+	lineEpoch uint32
+	tword     []int32           // per token of toks: its vocabulary index, or -1
+	wordW     []float32         // per vocabulary word the line has (lineStamp): the weight of its tokens
+	kindW     [numKinds]float32 // the weight of the line's masks by kind
+	pendW     float32           // the weight of its pending tokens (as IPs)
+	pendN     int               // pending tokens among known (see weighLine)
+	fragOK    bool              // the line carries enough known weight for the fragment direction
+	lineKinds uint16            // bit k: the line has a mask of kind k
+	credit    []float32
+	known     []Token   // the line's tokens that some signature could match
+	lw        []float32 // their weights
+	lineW     float32   // the weight of the whole line
 }
 
 func (s *Set) getScratch() *scratch {
@@ -88,14 +86,15 @@ func (s *Set) MatchTop(line string, mode Mode, minScore float64, top int, dst []
 
 // candidates scores the signatures that could reach min. One pass over the
 // line's tokens looks each up once and adds each anchor's weight to the
-// signatures that have it. A signature is then scored only if one of two
-// upper bounds reaches min: the stream bound (its anchors the line has,
-// plus all its other weight) or the fragment bound (the line's weight that
-// the signature could cover: the anchors they share plus the line's masks
-// and minor words; words no signature has can never be covered). Tokens
-// with digits are classified only when a signature gets that far. With
-// top > 0, candidates are scored best bound first only until the top-th
-// best group's score beats every remaining bound.
+// signatures that have it (prefilter). A signature goes on only if one of
+// two upper bounds reaches min: the stream bound (its anchors the line has,
+// plus what its other words and masks could get from the line's) or the
+// fragment bound (the line's weight the signature could cover: the anchors
+// they share plus the line's masks and minor words; words no signature has
+// can never be covered). rank then takes them best bound first, tightens
+// each with bagBound before aligning it, and, with top > 0, stops once the
+// top-th best group's score beats every remaining bound. Tokens with digits
+// are classified only when a signature gets as far as an alignment.
 func (s *Set) candidates(text string, mode Mode, min float32, top int, sc *scratch, dst []Match) []Match {
 	if !s.prefilter(text, mode, min, sc) {
 		return dst
@@ -188,7 +187,6 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 		}
 		sc.cands = append(sc.cands, cand{sig: i, bound: capOne(upper * c.boost)}) // scores are capped at 1 too
 	}
-	sc.prefiltered = len(sc.cands)
 	if len(sc.cands) == 0 {
 		return false
 	}
