@@ -143,17 +143,28 @@ func (m *Matcher) Match(line string, o MatchOptions) []Hit {
 // applied, without explanations: the hot path of the webhook and of
 // `incidex match -`. Asking for few lets the set stop scoring early.
 func (m *Matcher) Best(line string, mode patterns.Mode, minScore float64, top int, dst []patterns.Match) []patterns.Match {
-	k := top
-	if len(m.verdicts) > 0 {
-		k = 0 // feedback can lower any score and reorder them: score all
-	}
 	start := len(dst)
-	dst = m.set.MatchTop(line, mode, minScore, k, dst)
+	dst = m.set.MatchTop(line, mode, minScore, top, dst)
+	// Feedback only lowers scores: the top found stands unless feedback
+	// touches one of its signatures, and then what they hid may come up.
+	if top > 0 && len(m.verdicts) > 0 && m.anyVerdicts(dst[start:]) {
+		dst = m.set.MatchTop(line, mode, minScore, 0, dst[:start])
+	}
 	dst = dst[:start+len(m.Adjust(line, dst[start:], minScore))]
 	if top > 0 && len(dst)-start > top {
 		dst = dst[:start+top]
 	}
 	return dst
+}
+
+// anyVerdicts reports whether feedback names a signature of ms.
+func (m *Matcher) anyVerdicts(ms []patterns.Match) bool {
+	for _, pm := range ms {
+		if m.verdicts[m.sigs[pm.Sig].ID] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Hit turns a patterns match into a hit with its incident and captures.
