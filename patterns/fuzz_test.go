@@ -1,6 +1,7 @@
 package patterns
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,9 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzMatch: matching and explaining any line against a compiled set
-// neither panics nor scores outside 0..1.
+// neither panics nor scores outside 0..1; no bound of the early stop falls
+// below a real score (checkBounds) and asking for the best one gives the
+// first of all.
 func FuzzMatch(f *testing.F) {
 	s, err := Compile(fixtureDefs, Options{})
 	if err != nil {
@@ -71,6 +74,11 @@ func FuzzMatch(f *testing.F) {
 					t.Fatalf("score %v out of 0..1 for %q", m.Score, line)
 				}
 				_ = s.Explain(line, m)
+			}
+			checkBounds(t, s, line, mode, 0.3)
+			all := s.MatchMode(line, mode, 0, nil)
+			if got := s.MatchTop(line, mode, 0, 1, nil); !slices.Equal(got, all[:min(1, len(all))]) {
+				t.Fatalf("mode %d: MatchTop(1) = %+v, MatchMode = %+v for %q", mode, got, all, line)
 			}
 		}
 	})
