@@ -52,7 +52,7 @@ func runMatch(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the summary")
 	fs.BoolVar(&f.all, "all", false, "with --json, also print unmatched lines (empty matches)")
 	fs.BoolVar(&f.explain, "explain", false, "show the token-by-token explanation of each match")
-	fs.IntVar(&f.top, "top", 3, "at most N incidents per line")
+	fs.IntVar(&f.top, "top", 3, "at most N incidents per line (typed text and --json; a stream in text shows each line under its best)")
 	fs.Float64Var(&f.minScore, "min-score", 0, fmt.Sprintf("score threshold, 0..1 (default %.2f)", patterns.DefaultMinScore))
 	fs.StringVar(&cfg.Server, "server", cfg.Server, "URL of a running incidex serve to ask (env INCIDEX_SERVER)")
 	if err := parse(fs, args); err != nil {
