@@ -13,12 +13,15 @@ build:
 test:
 	$(GO) test -race -count=1 -cover ./...
 
-# Run every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time).
-# Go's fuzz engine sometimes reports "fuzzing process hung or terminated
-# unexpectedly" while minimizing an input that fails nothing (golang/go#52569,
-# #56238, #48820). A real failure reproduces: so a reported input is run
-# again as a plain test, and only a failure there fails the target; an input
-# that passes is reported, removed and not kept as a regression case.
+# Run every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time;
+# FUZZTIME is a duration, or a count of inputs such as 2000x).
+# Go's fuzz engine (1.26) fails runs on its own in two ways, and neither
+# writes an input that fails: "context deadline exceeded" as a duration
+# -fuzztime ends (golang/go#75804, fixed in Go 1.27; a count budget avoids
+# it), and "fuzzing process hung or terminated unexpectedly" while
+# minimizing an input that fails nothing (golang/go#52569, #56238). A real
+# failure writes an input that fails again when run as a plain test: only
+# that fails the target. Other reports are named and their inputs removed.
 fuzz:
 	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
 	for pkg in $$($(GO) list ./...); do \
@@ -27,6 +30,10 @@ fuzz:
 	    echo "fuzz $$pkg $$t"; \
 	    if $(GO) test -run "^$$" -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg >$$log 2>&1; then continue; fi; \
 	    input=$$(grep -o "testdata/fuzz/$$t/[0-9a-f]*" $$log | head -1); \
+	    if [ -z "$$input" ] && grep -q 'context deadline exceeded' $$log; then \
+	      echo "  $$t: the fuzz engine's deadline error, no failing input (golang/go#75804): not a failure"; \
+	      continue; \
+	    fi; \
 	    if [ -n "$$input" ] && $(GO) test -count=1 -run "^$$t$$" $$pkg >/dev/null 2>&1; then \
 	      echo "  $$t: the fuzz engine reported $$input ($$(grep -m1 -o 'fuzzing process[^:]*' $$log || echo 'a failure')), which passes when run again: not a failure"; \
 	      rm -f "$$dir/$$input"; rmdir "$$dir/testdata/fuzz/$$t" "$$dir/testdata/fuzz" 2>/dev/null || true; \
