@@ -79,7 +79,12 @@ type Occurrences struct {
 	open   map[occKey]*occState // open occurrences by signature and resource
 	closed []*occState          // closed in memory, not yet written
 	pos    uint64               // queue position the counts include
-	saved  uint64               // position last written
+
+	// flushMu lets one Flush run at a time (Run's ticker, shutdown and
+	// callers that want the database current): two at once could write
+	// queue positions out of order.
+	flushMu sync.Mutex
+	saved   uint64 // position last written (under flushMu)
 }
 
 type occKey struct{ sig, resource string }
@@ -320,6 +325,8 @@ func (o *Occurrences) expire() {
 
 // Flush writes every changed occurrence in one transaction.
 func (o *Occurrences) Flush(ctx context.Context) error {
+	o.flushMu.Lock()
+	defer o.flushMu.Unlock()
 	o.mu.Lock()
 	var todo []*occState
 	var snap []occState
@@ -355,8 +362,8 @@ func (o *Occurrences) Flush(ctx context.Context) error {
 		}
 		snap[i].occ.ID = ids[i]
 	}
-	o.saved = pos
 	o.mu.Unlock()
+	o.saved = pos
 	if o.opts.OnCheckpoint != nil && pos > 0 {
 		o.opts.OnCheckpoint(pos)
 	}
