@@ -72,7 +72,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	sigOf := make([]int, len(toks))
 	var got, lineCovered, lineW float32
 	credits := make([]float32, len(c.types))
-	lw := s.lineWeights(p.Text, toks, nil)
+	lw := s.lineWeights(toks, nil)
 	for _, v := range lw {
 		lineW += v
 	}

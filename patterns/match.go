@@ -447,11 +447,7 @@ func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
 	if mode == Query {
 		fragMin = 0
 	}
-	related := c.maskKinds
-	if related&(1<<KindPod|1<<KindID) != 0 {
-		related |= 1<<KindPod | 1<<KindID
-	}
-	for k := related; k != 0; k &= k - 1 {
+	for k := c.coverKinds; k != 0; k &= k - 1 {
 		covered += sc.kindW[bits.TrailingZeros16(k)]
 	}
 	// A pending token the signature could cover counts at its most in
@@ -743,17 +739,17 @@ const fragmentCap = 0.95
 const streamFragMinInfo = 5.0
 
 // lineWeights weighs the tokens of a line the way candidates does.
-func (s *Set) lineWeights(text string, toks []Token, dst []float32) []float32 {
+func (s *Set) lineWeights(toks []Token, dst []float32) []float32 {
 	for _, t := range toks {
-		if t.Kind != KindWord {
+		e := s.vocab.get(t.Hash)
+		switch {
+		case t.Kind != KindWord:
 			dst = append(dst, maskWeight(t.Kind))
-			continue
-		}
-		if e := s.vocab.get(t.Hash); e != nil && e.known {
+		case e != nil && e.known:
 			dst = append(dst, e.weight)
-			continue
+		default:
+			dst = append(dst, s.unknownWeight(t, e))
 		}
-		dst = append(dst, s.unknownWeight(t, s.vocab.get(t.Hash)))
 	}
 	return dst
 }

@@ -29,12 +29,7 @@ func readLines(tb testing.TB, path string) []string {
 // first, then variants of them with some words replaced, the way a large
 // knowledge base holds many similar signatures.
 func benchDefs(tb testing.TB, n int) []Def {
-	var base []string
-	for _, l := range readLines(tb, "../testdata/corpus/variants.tsv") {
-		if _, line, ok := strings.Cut(l, "\t"); ok {
-			base = append(base, line)
-		}
-	}
+	base := variantLines(tb)
 	r := rand.New(rand.NewPCG(1, 2))
 	defs := make([]Def, 0, n)
 	for i := 0; i < n; i++ {

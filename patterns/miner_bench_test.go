@@ -29,16 +29,23 @@ func warmMiner(lines []string) *Miner {
 // BenchmarkMinerAdd: one op is one line added to a miner that has seen the
 // corpus once, the steady state of a stream whose patterns recur.
 func BenchmarkMinerAdd(b *testing.B) {
+	n := benchWarmMiner(b, func(m *Miner, line string) { m.Add(line) })
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// benchWarmMiner runs op on a miner that has seen the corpus once, one
+// corpus line an op, and returns how many ops ran.
+func benchWarmMiner(b *testing.B, op func(m *Miner, line string)) int {
 	lines := minerCorpus(b)
 	m := warmMiner(lines)
 	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		m.Add(lines[i%len(lines)])
+		op(m, lines[i%len(lines)])
 		i++
 	}
-	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "lines/s")
+	return i
 }
 
 // BenchmarkMinerAddCold: a new miner per pass over the corpus, so every
@@ -74,13 +81,5 @@ func BenchmarkMinerAddParallel(b *testing.B) {
 
 // BenchmarkMinerMatch: looking lines up without adding them.
 func BenchmarkMinerMatch(b *testing.B) {
-	lines := minerCorpus(b)
-	m := warmMiner(lines)
-	b.SetBytes(corpusBytes(lines) / int64(len(lines)))
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		m.Match(lines[i%len(lines)])
-		i++
-	}
+	benchWarmMiner(b, func(m *Miner, line string) { m.Match(line) })
 }

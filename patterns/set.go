@@ -71,7 +71,6 @@ type Set struct {
 	idfMax   float32 // the IDF of a word no signature has
 	minScore float32
 	scratch  sync.Pool
-	wordInfo map[uint64]typeInfo // while compiling: each literal word's type info
 }
 
 type posting struct {
@@ -100,6 +99,7 @@ type compiled struct {
 	maskOff    [numKinds + 1]uint16 // kind k's positions are maskPos[maskOff[k]:maskOff[k+1]]
 	maskTypes  [numKinds]uint16     // number of mask types of each kind
 	maskKinds  uint16               // bit k: the signature has a mask of kind k
+	coverKinds uint16               // maskKinds plus the kinds that stand in for them (pod ↔ instance name)
 	litWord    []int32              // vocabulary index of each literal token, -1 for masks
 	sameNext   []int32              // next position with the same literal word, -1 at the last
 	firstWords []int32              // positions where each distinct literal word first appears
@@ -184,10 +184,10 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	s.countDF(pats)
 	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
 	s.pats = make([]compiled, len(defs))
-	s.wordInfo = make(map[uint64]typeInfo)
+	words := make(map[uint64]typeInfo) // each literal word's type info, shared by all signatures
 	groupIdx := map[string]int32{}
 	for i := range defs {
-		s.pats[i] = s.compile(pats[i], defs[i])
+		s.pats[i] = s.compile(pats[i], defs[i], words)
 		g, ok := groupIdx[defs[i].Group]
 		if !ok {
 			g = int32(len(groupIdx))
@@ -195,7 +195,6 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		}
 		s.pats[i].group = g
 	}
-	s.wordInfo = nil
 	errMasks := s.buildVocab()
 	s.pre = make([]preSig, len(s.pats))
 	for i := range s.pats {
@@ -351,7 +350,7 @@ func (s *Set) wordWeight(text string, hash uint64) float32 {
 	return wordPrior(text, hash) * float32(idf)
 }
 
-func (s *Set) compile(p *Pattern, d Def) compiled {
+func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo) compiled {
 	c := compiled{pat: p, boost: float32(d.Boost)}
 	if c.boost <= 0 {
 		c.boost = 1
@@ -370,7 +369,7 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 		if !ok {
 			ti = int32(len(c.types))
 			typeOf[key] = ti
-			c.types = append(c.types, s.typeInfoOf(p, i))
+			c.types = append(c.types, s.typeInfoOf(p, i, words))
 		}
 		c.toks = append(c.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: ti, placeholder: t.Placeholder})
 	}
@@ -393,6 +392,10 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 	for k := range numKinds {
 		c.maskOff[k+1] = c.maskOff[k] + perKind[k]
 	}
+	c.coverKinds = c.maskKinds
+	if c.coverKinds&(1<<KindPod|1<<KindID) != 0 {
+		c.coverKinds |= 1<<KindPod | 1<<KindID
+	}
 	c.maskPos = make([]int32, c.maskOff[numKinds])
 	next := c.maskOff
 	for i, t := range c.toks {
@@ -408,7 +411,7 @@ func (s *Set) compile(p *Pattern, d Def) compiled {
 	return c
 }
 
-func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
+func (s *Set) typeInfoOf(p *Pattern, i int, words map[uint64]typeInfo) typeInfo {
 	t := p.Tokens[i]
 	if t.Kind != KindWord {
 		return typeInfo{weight: maskWeight(t.Kind)}
@@ -416,14 +419,14 @@ func (s *Set) typeInfoOf(p *Pattern, i int) typeInfo {
 	// A word weighs the same in every signature, whatever its case in
 	// each ("FailedMount" and "failedMount" have one hash but not the same
 	// shape): the prefilter's bounds add one weight per word.
-	if ti, ok := s.wordInfo[t.Hash]; ok {
+	if ti, ok := words[t.Hash]; ok {
 		return ti
 	}
 	text := p.TokenText(i)
 	w := s.wordWeight(text, t.Hash)
 	distinct := wordPrior(text, t.Hash) >= 1
 	ti := typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
-	s.wordInfo[t.Hash] = ti
+	words[t.Hash] = ti
 	return ti
 }
 

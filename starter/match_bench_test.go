@@ -1,9 +1,9 @@
 package starter_test
 
 import (
-	"strings"
 	"testing"
 
+	"github.com/incidex/incidex/bench/benchgen"
 	"github.com/incidex/incidex/patterns"
 )
 
@@ -20,10 +20,9 @@ func BenchmarkStarterMatchingTop1(b *testing.B) {
 }
 
 func variantInput(b *testing.B) []string {
-	var in []string
-	for _, l := range lines(b, "../testdata/corpus/variants.tsv") {
-		_, line, _ := strings.Cut(l, "\t")
-		in = append(in, line)
+	in, err := benchgen.VariantLines("../testdata/corpus/variants.tsv")
+	if err != nil {
+		b.Fatal(err)
 	}
 	return in
 }
