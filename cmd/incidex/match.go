@@ -496,6 +496,9 @@ func printHits(w io.Writer, hits []kb.Hit, explain bool) {
 	}
 }
 
+// runbookShown is how many runbook steps a terminal match shows.
+const runbookShown = 6
+
 func printHitDetails(w io.Writer, h kb.Hit, ind string, explain bool) {
 	inc := h.Incident
 	if inc.CauseStatus == kb.CauseUnknown {
@@ -508,7 +511,9 @@ func printHitDetails(w io.Writer, h kb.Hit, ind string, explain bool) {
 	}
 	steps := kb.FillRunbook(inc.Runbook, h.Captures)
 	for i, s := range steps {
-		if i == 6 {
+		// Six steps, then a pointer to the rest; a seventh and last step
+		// takes the pointer's line itself.
+		if i == runbookShown && len(steps) > runbookShown+1 {
 			fmt.Fprintf(w, "%s     … %d more steps: incidex show %s\n", ind, len(steps)-i, inc.ID)
 			break
 		}
