@@ -1,6 +1,7 @@
 package patterns
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -119,6 +120,14 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	}
 	if c.boost != 1 {
 		ex.Notes = append(ex.Notes, "score scaled by the incident's likelihood")
+	}
+	for k := 1; k < len(pairs); k++ {
+		a, b := pairs[k-1], pairs[k]
+		if gap := p.Text[toks[a[1]].End:toks[b[1]].Start]; c.negatedPair(int32(a[0]), int32(b[0]), gap) {
+			ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line says the opposite of the signature between %q and %q",
+				toks[a[1]].Text(p.Text), toks[b[1]].Text(p.Text)))
+			break
+		}
 	}
 	return ex
 }

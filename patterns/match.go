@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+	"strings"
 )
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
@@ -20,6 +21,7 @@ type scratch struct {
 	epoch     uint32
 	best      []float32
 	pred      []int32
+	chain     int32 // the last alignment's chain: its last pair in pairs, or -1
 	fen       []fenNode
 	groupBest []float32 // per group, the best score so far (zero between lines)
 	groupAt   []int32   // per group, 1 + its index in the output of bestPerGroup (zero between lines)
@@ -288,6 +290,9 @@ func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, ds
 		}
 		if m.Score > 1 {
 			m.Score = 1
+		}
+		if float32(m.Score) >= min && c.negatedChain(text, sc) {
+			m.Score *= negationFactor
 		}
 		if f := float32(m.Score); f >= min {
 			if f >= 1 && (perfect < 0 || x.sig < perfect) {
@@ -648,7 +653,9 @@ type alignPair struct {
 // over the few pairs that match, with a Fenwick tree of prefix maxima, in
 // O(pairs log n) rather than O(n·m)). It fills cr with each signature
 // type's best credit on the chain and returns the line weight it covers.
+// The chain stays in sc for negatedChain.
 func (s *Set) alignSparse(c *compiled, sc *scratch, cr []float32) float32 {
+	sc.chain = -1
 	sc.pairs = sc.pairs[:0] // markLine has sized stamp and head
 	sc.epoch++
 	c.markWords(sc.stamp, sc.head, sc.epoch)
@@ -699,7 +706,73 @@ func (s *Set) alignSparse(c *compiled, sc *scratch, cr []float32) float32 {
 		}
 		covered += p.cr * sc.lw[p.j]
 	}
+	sc.chain = topIdx
 	return covered
+}
+
+// negatedChain reports whether the line says the opposite of signature c
+// somewhere along the chain alignSparse last found (see negatedPair). Only
+// a match that reaches the threshold pays for it.
+func (c *compiled) negatedChain(text string, sc *scratch) bool {
+	for k := sc.chain; k >= 0 && sc.pred[k] >= 0; k = sc.pred[k] {
+		p, prev := sc.pairs[k], sc.pairs[sc.pred[k]]
+		if c.negatedPair(prev.i, p.i, text[sc.known[prev.j].End:sc.known[p.j].Start]) {
+			return true
+		}
+	}
+	return false
+}
+
+// negatedPair reports whether the line says the opposite of the signature
+// between two aligned tokens, signature tokens a < b, with gap the line's
+// text between them: a negation the signature does not have between the
+// two, or one it has that the line leaves out ("Node is ready" against
+// "Node is not ready").
+func (c *compiled) negatedPair(a, b int32, gap string) bool {
+	if b == a+1 {
+		return len(gap) >= len(" no ") && negates(gap)
+	}
+	if b-a > 3 {
+		return false
+	}
+	for k := a + 1; k < b; k++ {
+		if t := c.toks[k]; t.kind == KindWord && (t.hash == hashNo || t.hash == hashNot || t.hash == hashNever) {
+			return !negates(gap) && len(gap) <= 24
+		}
+	}
+	return false
+}
+
+var hashNo, hashNot, hashNever = hashLower("no"), hashLower("not"), hashLower("never")
+
+// negationFactor scales the score of a line that negates its signature.
+const negationFactor = 0.5
+
+// negates reports whether gap, the line's text between two tokens that
+// are next to each other in the signature, is a negation put between
+// them: "kubelet has no disk pressure" says the opposite of "kubelet has
+// disk pressure" though it has every one of its words, in order. A gap of
+// more than two words is a loose alignment, not an inserted negation.
+func negates(gap string) bool {
+	if len(gap) > 24 {
+		return false
+	}
+	words, neg := 0, false
+	for i := 0; i < len(gap); i++ {
+		if !isLetter(gap[i]) && !isDigit(gap[i]) {
+			continue
+		}
+		e := i + 1
+		for e < len(gap) && (isLetter(gap[e]) || isDigit(gap[e])) {
+			e++
+		}
+		words++
+		if w := gap[i:e]; strings.EqualFold(w, "no") || strings.EqualFold(w, "not") || strings.EqualFold(w, "never") {
+			neg = true
+		}
+		i = e
+	}
+	return neg && words <= 2
 }
 
 // fenNode is a Fenwick tree node: the best chain value over a range of

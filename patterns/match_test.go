@@ -338,3 +338,45 @@ func checkBounds(t *testing.T, s *Set, line string, mode Mode, min float32) int 
 	}
 	return n
 }
+
+// TestMatchNegatedLineScoresLower: a line with every word of a signature,
+// in order, but a negation put between two of them (or one left out) says
+// the opposite, and scores half; a loose alignment whose gap happens to
+// hold "not" is not a negation.
+func TestMatchNegatedLineScoresLower(t *testing.T) {
+	s, err := Compile([]Def{
+		{ID: "disk", Group: "disk", Text: "KubeletHasDiskPressure kubelet has disk pressure"},
+		{ID: "notready", Group: "notready", Text: "Warning  NodeNotReady  Node is not ready"},
+		{ID: "manifest", Group: "manifest", Text: "manifest unknown"},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(line, group string) float64 {
+		for _, m := range s.MatchMode(line, Stream, 0.01, nil) {
+			if s.Def(m.Sig).Group == group {
+				return m.Score
+			}
+		}
+		return 0
+	}
+	for _, tt := range []struct{ group, says, negated string }{
+		{"disk", "DiskPressure True KubeletHasDiskPressure kubelet has disk pressure", "DiskPressure False KubeletHasNoDiskPressure kubelet has no disk pressure"},
+		{"notready", "Warning NodeNotReady Node is not ready", "Normal NodeNotReady Node is ready"},
+	} {
+		pos, neg := score(tt.says, tt.group), score(tt.negated, tt.group)
+		if pos < s.MinScore() || neg >= s.MinScore() || neg > pos*0.55 {
+			t.Errorf("%s: %q scores %.3f, negated %q %.3f: want a match and under half of it, below the threshold %.2f", tt.group, tt.says, pos, tt.negated, neg, s.MinScore())
+		}
+		ms := s.MatchMode(tt.negated, Stream, 0.01, nil)
+		if len(ms) == 0 {
+			t.Fatalf("%q: no match at 0.01", tt.negated)
+		}
+		if ex := s.Explain(tt.negated, ms[0]); !slices.ContainsFunc(ex.Notes, func(n string) bool { return strings.Contains(n, "opposite") }) {
+			t.Errorf("explanation of %q has no negation note: %q", tt.negated, ex.Notes)
+		}
+	}
+	if got := score("Error response from daemon: manifest for acme/web:1.0 not found: manifest unknown", "manifest"); got != 1 {
+		t.Errorf("manifest unknown with a far-away 'not' = %.3f, want 1", got)
+	}
+}
