@@ -138,18 +138,7 @@ func (s *Set) sigTokenText(c *compiled, i int) string {
 	if st.kind != KindWord {
 		return st.kind.Mask()
 	}
-	// Find the i-th non-wildcard token of the pattern.
-	n := -1
-	for k, t := range c.pat.Tokens {
-		if t.Kind == KindWildcard {
-			continue
-		}
-		n++
-		if n == i {
-			return c.pat.TokenText(k)
-		}
-	}
-	return ""
+	return c.pat.TokenText(int(st.pos))
 }
 
 // align returns the aligned (signature token, line token) index pairs of

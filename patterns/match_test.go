@@ -380,3 +380,73 @@ func TestMatchNegatedLineScoresLower(t *testing.T) {
 		t.Errorf("manifest unknown with a far-away 'not' = %.3f, want 1", got)
 	}
 }
+
+// TestMatchRepeatedRunCountsOnce: a signature that repeats itself
+// ("manifest unknown: manifest unknown", as Docker prints it) is aligned as
+// one copy, so a line with its two words the other way round ("code =
+// Unknown desc = reading manifest", any containerd pull error) does not
+// match the middle of the pair; the real message still scores 1, and the
+// explanation names each missing word once.
+func TestMatchRepeatedRunCountsOnce(t *testing.T) {
+	s, err := Compile([]Def{
+		{ID: "m", Group: "m", Text: "manifest unknown: manifest unknown", Template: true},
+		{ID: "o", Group: "o", Text: "toomanyrequests: You have reached your pull rate limit", Template: true},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(line string) float64 {
+		for _, m := range s.MatchMode(line, Stream, 0.01, nil) {
+			if s.Def(m.Sig).Group == "m" {
+				return m.Score
+			}
+		}
+		return 0
+	}
+	if got := score(`rpc error: code = Unknown desc = reading manifest 3.1.0 in docker.io/grafana/loki: toomanyrequests: You have reached your pull rate limit`); got >= s.MinScore() {
+		t.Errorf("'Unknown ... manifest' scores %.3f against 'manifest unknown: manifest unknown', want below %.2f", got, s.MinScore())
+	}
+	for _, line := range []string{
+		"Error response from daemon: manifest for acme/web:1.0 not found: manifest unknown: manifest unknown",
+		"reading manifest v3 in quay.io/acme/worker: manifest unknown",
+	} {
+		if got := score(line); got != 1 {
+			t.Errorf("%q scores %.3f, want 1", line, got)
+		}
+	}
+	line := "reading manifest v3 in quay.io/acme/worker: manifest unknown"
+	ms := s.MatchMode(line, Stream, 0, nil)
+	if len(ms) == 0 {
+		t.Fatalf("%q: no match", line)
+	}
+	ex := s.Explain(line, ms[0])
+	var sig []string
+	for _, tok := range ex.Tokens {
+		if tok.Sig != "" {
+			sig = append(sig, tok.Sig)
+		}
+	}
+	if len(ex.Missing) != 0 || !slices.Equal(sig, []string{"manifest", "unknown"}) {
+		t.Errorf("%q: missing %q, aligned %q: want none missing, each word aligned once", line, ex.Missing, sig)
+	}
+}
+
+func TestRepeatedRuns(t *testing.T) {
+	for _, tt := range []struct {
+		typ  []int32
+		want []bool
+	}{
+		{[]int32{0, 1, 0, 1}, []bool{false, false, true, true}},
+		{[]int32{0, 1, 0, 1, 0, 1, 2}, []bool{false, false, true, true, true, true, false}},
+		{[]int32{0, 1, 2, 3, 1, 2, 3, 4}, []bool{false, false, false, false, true, true, true, false}},
+		{[]int32{0, 0, 1}, []bool{false, false, false}}, // a single word twice is not a run
+		{[]int32{0, 1, 2, 0, 1}, []bool{false, false, false, false, false}},
+		{[]int32{0, 1, 0, 1, 2, 0, 1, 2}, []bool{false, false, true, true, false, false, false, false}}, // the first run found wins
+	} {
+		ntypes := int(slices.Max(tt.typ)) + 1
+		b := compileBuf{typ: tt.typ}
+		if got := b.repeatedRuns(ntypes); !slices.Equal(got, tt.want) {
+			t.Errorf("repeatedRuns(%v) = %v, want %v", tt.typ, got, tt.want)
+		}
+	}
+}

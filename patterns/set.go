@@ -124,6 +124,7 @@ const (
 type sigToken struct {
 	hash        uint64
 	typ         int32
+	pos         int16 // the token's index in the pattern
 	kind        Kind
 	placeholder bool
 }
@@ -186,8 +187,9 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	s.pats = make([]compiled, len(defs))
 	words := make(map[uint64]typeInfo) // each literal word's type info, shared by all signatures
 	groupIdx := map[string]int32{}
+	var buf compileBuf
 	for i := range defs {
-		s.pats[i] = s.compile(pats[i], defs[i], words)
+		s.pats[i] = s.compile(pats[i], defs[i], words, &buf)
 		g, ok := groupIdx[defs[i].Group]
 		if !ok {
 			g = int32(len(groupIdx))
@@ -217,15 +219,26 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 }
 
 func patternOf(d Def) (*Pattern, error) {
+	var p *Pattern
 	if d.Template {
-		return Parse(d.Text)
+		var err error
+		if p, err = Parse(d.Text); err != nil {
+			return nil, err
+		}
+	} else {
+		p = FromExample(d.Text, d.Pins)
 	}
-	p := FromExample(d.Text, d.Pins)
-	if len(p.Tokens) == 0 {
+	switch {
+	case len(p.Tokens) == 0:
 		return nil, &SyntaxError{Msg: "example has no tokens"}
+	case len(p.Tokens) > maxSigTokens:
+		return nil, &SyntaxError{Msg: fmt.Sprintf("signature has %d tokens, more than %d", len(p.Tokens), maxSigTokens)}
 	}
 	return p, nil
 }
+
+// maxSigTokens bounds a signature's tokens (sigToken.pos is an int16).
+const maxSigTokens = math.MaxInt16
 
 // buildVocab fills the vocabulary table: every literal word with its
 // weight and postings (the signatures that have it as an anchor), then the
@@ -350,13 +363,20 @@ func (s *Set) wordWeight(text string, hash uint64) float32 {
 	return wordPrior(text, hash) * float32(idf)
 }
 
-func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo) compiled {
+// compileBuf is compile's scratch, reused from one signature to the next.
+type compileBuf struct {
+	typ, next []int32
+	pos       []int16
+	rep       []bool
+}
+
+func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compileBuf) compiled {
 	c := compiled{pat: p, boost: float32(d.Boost)}
 	if c.boost <= 0 {
 		c.boost = 1
 	}
 	typeOf := make(map[[2]uint64]int32, len(p.Tokens))
-	c.toks = make([]sigToken, 0, len(p.Tokens))
+	typ, pos := buf.typ[:0], buf.pos[:0]
 	for i, t := range p.Tokens {
 		if t.Kind == KindWildcard {
 			continue
@@ -371,8 +391,20 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo) compiled {
 			typeOf[key] = ti
 			c.types = append(c.types, s.typeInfoOf(p, i, words))
 		}
-		c.toks = append(c.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: ti, placeholder: t.Placeholder})
+		typ = append(typ, ti)
+		pos = append(pos, int16(i))
 	}
+	buf.typ, buf.pos = typ, pos
+	repeat := buf.repeatedRuns(len(c.types))
+	c.toks = make([]sigToken, 0, len(typ))
+	for k, ti := range typ {
+		if repeat[k] {
+			continue
+		}
+		t := p.Tokens[pos[k]]
+		c.toks = append(c.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: ti, pos: pos[k], placeholder: t.Placeholder})
+	}
+	c.toks = slices.Clip(c.toks)
 	// Exact sizes: a knowledge base of 10,000 signatures keeps these for
 	// good, and append's doubling would leave a third of it unused.
 	c.types = slices.Clone(c.types)
@@ -409,6 +441,53 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo) compiled {
 		c.hasErr = c.hasErr || ti.isErr
 	}
 	return c
+}
+
+// repeatedRuns marks the copies of a run of two or more tokens that
+// follow it straight away: "manifest unknown: manifest unknown" is aligned
+// as "manifest unknown". A score counts each word once, so with the copy
+// kept a line with "Unknown desc = reading manifest" (the two words the
+// other way round) would match the middle of the pair and score 1. It
+// reads b.typ (the tokens' types, ntypes of them) and returns b.rep; a
+// run is looked for only where a token's type comes again.
+func (b *compileBuf) repeatedRuns(ntypes int) []bool {
+	typ := b.typ
+	n := len(typ)
+	b.rep = slices.Grow(b.rep[:0], n)[:n]
+	clear(b.rep)
+	if ntypes == n {
+		return b.rep // no type twice
+	}
+	// next[k]: the next token of the same type, or -1.
+	b.next = slices.Grow(b.next[:0], n+ntypes)[:n+ntypes]
+	next, last := b.next[:n], b.next[n:]
+	for k := range last {
+		last[k] = -1
+	}
+	for k := n - 1; k >= 0; k-- {
+		next[k], last[typ[k]] = last[typ[k]], int32(k)
+	}
+	for s := 0; s < n; {
+		run := 0
+		for q := int(next[s]); q >= 0 && q-s <= (n-s)/2; q = int(next[q]) {
+			if l := q - s; l >= 2 && slices.Equal(typ[s:q], typ[q:q+l]) {
+				run = l // the longest: q grows
+			}
+		}
+		if run == 0 {
+			s++
+			continue
+		}
+		e := s + run
+		for e+run <= n && slices.Equal(typ[s:s+run], typ[e:e+run]) {
+			for k := e; k < e+run; k++ {
+				b.rep[k] = true
+			}
+			e += run
+		}
+		s = e
+	}
+	return b.rep
 }
 
 func (s *Set) typeInfoOf(p *Pattern, i int, words map[uint64]typeInfo) typeInfo {
