@@ -110,24 +110,7 @@ func TestStarterMatchesVariants(t *testing.T) {
 	m := starterMatcher(t, incs)
 	accept := acceptable(incs)
 	for _, corpus := range []string{"variants.tsv", "variants-2.tsv"} {
-		var ok, none, wrong int
-		for _, l := range lines(t, "../testdata/corpus/"+corpus) {
-			want, line, _ := strings.Cut(l, "\t")
-			if accept[want] == nil {
-				t.Fatalf("%s names unknown incident %q", corpus, want)
-			}
-			hits := m.Match(line, kb.MatchOptions{Mode: patterns.Stream})
-			switch {
-			case len(hits) == 0:
-				none++
-				t.Logf("no match   %-34s %.140s", want, line)
-			case accept[want][hits[0].Incident.ID]:
-				ok++
-			default:
-				wrong++
-				t.Logf("wrong      %-34s got %s (%.2f): %.120s", want, hits[0].Incident.ID, hits[0].Score, line)
-			}
-		}
+		ok, none, wrong := topOne(t, m, accept, "../testdata/corpus/"+corpus)
 		total := ok + none + wrong
 		rate := float64(ok) / float64(total)
 		t.Logf("%s: top-1 %d/%d = %.3f, no match %d, wrong incident %d", corpus, ok, total, rate, none, wrong)
@@ -135,6 +118,31 @@ func TestStarterMatchesVariants(t *testing.T) {
 			t.Errorf("%s: top-1 rate %.3f, want at least 0.90", corpus, rate)
 		}
 	}
+}
+
+// topOne matches every line of a labelled corpus (incident<TAB>line) and
+// counts the lines whose best incident is acceptable, those that match
+// nothing and those that match another incident first, logging the misses.
+func topOne(t *testing.T, m *kb.Matcher, accept map[string]map[string]bool, path string) (ok, none, wrong int) {
+	t.Helper()
+	for _, l := range lines(t, path) {
+		want, line, _ := strings.Cut(l, "\t")
+		if accept[want] == nil {
+			t.Fatalf("%s names unknown incident %q", path, want)
+		}
+		hits := m.Match(line, kb.MatchOptions{Mode: patterns.Stream})
+		switch {
+		case len(hits) == 0:
+			none++
+			t.Logf("no match   %-34s %.150s", want, line)
+		case accept[want][hits[0].Incident.ID]:
+			ok++
+		default:
+			wrong++
+			t.Logf("wrong      %-34s got %s (%.2f): %.130s", want, hits[0].Incident.ID, hits[0].Score, line)
+		}
+	}
+	return ok, none, wrong
 }
 
 // TestStarterQuietOnHealthyCluster: no line of the healthy-cluster corpora

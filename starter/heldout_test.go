@@ -2,7 +2,6 @@ package starter_test
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/incidex/incidex/kb"
@@ -19,21 +18,7 @@ func TestHeldOut(t *testing.T) {
 	incs := starterIncidents(t)
 	m := starterMatcher(t, incs)
 	accept := acceptable(incs)
-	var ok, none, wrong int
-	for _, l := range lines(t, dir+"/variants.tsv") {
-		want, line, _ := strings.Cut(l, "\t")
-		hits := m.Match(line, kb.MatchOptions{Mode: patterns.Stream})
-		switch {
-		case len(hits) == 0:
-			none++
-			t.Logf("no match   %-34s %.150s", want, line)
-		case accept[want][hits[0].Incident.ID]:
-			ok++
-		default:
-			wrong++
-			t.Logf("wrong      %-34s got %s (%.2f): %.130s", want, hits[0].Incident.ID, hits[0].Score, line)
-		}
-	}
+	ok, none, wrong := topOne(t, m, accept, dir+"/variants.tsv")
 	fp := 0
 	healthy := lines(t, dir+"/healthy.log")
 	for _, l := range healthy {
