@@ -3,10 +3,11 @@ package patterns
 import (
 	"bufio"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/incidex/incidex/bench/benchgen"
 )
 
 func readLines(tb testing.TB, path string) []string {
@@ -27,23 +28,11 @@ func readLines(tb testing.TB, path string) []string {
 
 // benchDefs builds n signatures from the variant corpus: the real lines
 // first, then variants of them with some words replaced, the way a large
-// knowledge base holds many similar signatures.
+// knowledge base holds many similar signatures (benchgen.SyntheticSignatures).
 func benchDefs(tb testing.TB, n int) []Def {
-	base := variantLines(tb)
-	r := rand.New(rand.NewPCG(1, 2))
+	texts := benchgen.SyntheticSignatures(variantLines(tb), n)
 	defs := make([]Def, 0, n)
-	for i := 0; i < n; i++ {
-		text := base[i%len(base)]
-		if i >= len(base) {
-			// Another failure mode in the same style: 40% of the words are
-			// replaced, so it shares the vocabulary but not the message.
-			words := strings.Fields(text)
-			for k := 0; k < max(2, len(words)*2/5); k++ {
-				j := r.IntN(len(words))
-				words[j] = fmt.Sprintf("component%dx%d", i, k)
-			}
-			text = strings.Join(words, " ")
-		}
+	for i, text := range texts {
 		defs = append(defs, Def{ID: fmt.Sprintf("s%d", i), Group: fmt.Sprintf("inc-%d", i/3), Text: text})
 	}
 	return defs

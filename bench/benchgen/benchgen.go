@@ -39,6 +39,29 @@ func VariantLines(path string) ([]string, error) {
 	return rows, err
 }
 
+// SyntheticSignatures returns n signature texts made from real error
+// lines: the lines first, then variants of them with 40% of their words
+// (at least two) replaced by made-up component names, the way a large
+// knowledge base holds many similar signatures that share vocabulary but
+// not messages. The same lines and n give the same texts.
+func SyntheticSignatures(lines []string, n int) []string {
+	r := rand.New(rand.NewPCG(1, 2))
+	out := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		text := lines[i%len(lines)]
+		if i >= len(lines) {
+			words := strings.Fields(text)
+			for k := 0; k < max(2, len(words)*2/5); k++ {
+				j := r.IntN(len(words))
+				words[j] = fmt.Sprintf("component%dx%d", i, k)
+			}
+			text = strings.Join(words, " ")
+		}
+		out = append(out, text)
+	}
+	return out
+}
+
 // Writeups writes n generated write-ups into dir, about 2 KB each: front
 // matter, prose, a log block of three lines from logs with fresh addresses,
 // a root cause, a runbook block and a fix. Prose words follow a Zipf
