@@ -205,7 +205,7 @@ func explained(l *web.AnalyzeLine, h kb.Hit) {
 	if h.Explain == nil {
 		return
 	}
-	l.Template, l.Direction, l.Missing = h.Signature.Template, h.Explain.Direction, h.Explain.Missing
+	l.Template, l.Direction, l.Missing, l.Notes = h.Signature.Template, h.Explain.Direction, h.Explain.Missing, h.Explain.Notes
 	l.Segments = segments(h.Explain)
 }
 

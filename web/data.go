@@ -115,6 +115,8 @@ type AnalyzeLine struct {
 	// Segments are the explained text, token by token.
 	Segments []Segment
 	Missing  []string
+	// Notes say what changed the score (a negation, feedback, likelihood).
+	Notes []string
 	// Alternatives are the other incidents that explain the line, less well.
 	Alternatives []Alternative
 }

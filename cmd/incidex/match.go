@@ -562,4 +562,7 @@ func printExplain(w io.Writer, ex *patterns.Explanation, ind string) {
 	if len(caps) > 0 {
 		fmt.Fprintf(w, "%scaptured: %s\n", ind, strings.Join(caps, " "))
 	}
+	for _, n := range ex.Notes {
+		fmt.Fprintf(w, "%snote: %s\n", ind, stripControls2(n))
+	}
 }

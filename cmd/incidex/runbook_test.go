@@ -40,3 +40,17 @@ func TestRunbookShownInFullOrWithPointer(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchPrintsScoreNotes: what changed a score (here a line that says
+// the opposite of its signature) is printed under the explanation.
+func TestMatchPrintsScoreNotes(t *testing.T) {
+	dir := t.TempDir()
+	line := "DiskPressure False KubeletHasNoDiskPressure kubelet has no disk pressure"
+	r := incidex(t, dir, "", "match", "--min-score", "0.1", line)
+	if r.code != 0 || !strings.Contains(r.stdout, "disk-full-no-space") || !strings.Contains(r.stdout, "note: score halved: the line says the opposite") {
+		t.Errorf("match %q: exit %d, want the disk-full incident with a negation note\n%s%s", line, r.code, r.stdout, r.stderr)
+	}
+	if r := incidex(t, dir, "", "match", line); r.code != 1 {
+		t.Errorf("match %q at the default threshold: exit %d, want 1 (no match)\n%s", line, r.code, r.stdout)
+	}
+}
