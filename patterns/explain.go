@@ -119,7 +119,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 		ex.Missing = []string{}
 	}
 	if c.boost != 1 {
-		ex.Notes = append(ex.Notes, "score scaled by the incident's likelihood")
+		ex.Notes = append(ex.Notes, fmt.Sprintf("score ×%.2f for the incident's likelihood", c.boost))
 	}
 	for k := 1; k < len(pairs); k++ {
 		a, b := pairs[k-1], pairs[k]
