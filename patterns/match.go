@@ -33,6 +33,7 @@ type scratch struct {
 	kindW     [numKinds]float32 // the weight of the line's masks by kind
 	pendW     float32           // the weight of its pending tokens (as IPs)
 	pendN     int               // pending tokens among known (see weighLine)
+	lineNeg   bool              // the line has a negation word (no, not, never)
 	fragOK    bool              // the line carries enough known weight for the fragment direction
 	lineKinds uint16            // bit k: the line has a mask of kind k
 	credit    []float32
@@ -478,7 +479,9 @@ func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
 // and counts the least in lineW; bagBound takes both into account.
 func (s *Set) weighLine(sc *scratch) {
 	sc.known, sc.lw, sc.kword, sc.lineW, sc.pendN = sc.known[:0], sc.lw[:0], sc.kword[:0], 0, 0
+	sc.lineNeg = false
 	for i, t := range sc.toks {
+		sc.lineNeg = sc.lineNeg || isNegation(t.Hash)
 		var w float32
 		id := sc.tword[i]
 		var e *vocabEntry
@@ -714,6 +717,9 @@ func (s *Set) alignSparse(c *compiled, sc *scratch, cr []float32) float32 {
 // somewhere along the chain alignSparse last found (see negatedPair). Only
 // a match that reaches the threshold pays for it.
 func (c *compiled) negatedChain(text string, sc *scratch) bool {
+	if !sc.lineNeg && !c.hasNeg {
+		return false // nothing to put in or leave out
+	}
 	for k := sc.chain; k >= 0 && sc.pred[k] >= 0; k = sc.pred[k] {
 		p, prev := sc.pairs[k], sc.pairs[sc.pred[k]]
 		if c.negatedPair(prev.i, p.i, text[sc.known[prev.j].End:sc.known[p.j].Start]) {
@@ -736,7 +742,7 @@ func (c *compiled) negatedPair(a, b int32, gap string) bool {
 		return false
 	}
 	for k := a + 1; k < b; k++ {
-		if t := c.toks[k]; t.kind == KindWord && (t.hash == hashNo || t.hash == hashNot || t.hash == hashNever) {
+		if t := c.toks[k]; t.kind == KindWord && isNegation(t.hash) {
 			return !negates(gap) && len(gap) <= 24
 		}
 	}
@@ -744,6 +750,9 @@ func (c *compiled) negatedPair(a, b int32, gap string) bool {
 }
 
 var hashNo, hashNot, hashNever = hashLower("no"), hashLower("not"), hashLower("never")
+
+// isNegation reports whether a token's hash is a negation word's.
+func isNegation(h uint64) bool { return h == hashNo || h == hashNot || h == hashNever }
 
 // negationFactor scales the score of a line that negates its signature.
 const negationFactor = 0.5
@@ -762,12 +771,16 @@ func negates(gap string) bool {
 		if !isLetter(gap[i]) && !isDigit(gap[i]) {
 			continue
 		}
+		// A word runs on through '-', '_' and '.' as a token does ("no-op"
+		// is not "no"), so a gap holds a negation only where the line has
+		// a negation token (see scratch.lineNeg).
 		e := i + 1
-		for e < len(gap) && (isLetter(gap[e]) || isDigit(gap[e])) {
+		for e < len(gap) && (isLetter(gap[e]) || isDigit(gap[e]) || gap[e] == '-' || gap[e] == '_' || gap[e] == '.') {
 			e++
 		}
+		w := strings.TrimRight(gap[i:e], ".-")
 		words++
-		if w := gap[i:e]; strings.EqualFold(w, "no") || strings.EqualFold(w, "not") || strings.EqualFold(w, "never") {
+		if strings.EqualFold(w, "no") || strings.EqualFold(w, "not") || strings.EqualFold(w, "never") {
 			neg = true
 		}
 		i = e

@@ -104,6 +104,7 @@ type compiled struct {
 	sameNext   []int32              // next position with the same literal word, -1 at the last
 	firstWords []int32              // positions where each distinct literal word first appears
 	bagLits    []bagLit             // its literal types, for bagBound
+	hasNeg     bool                 // it has a negation word (no, not, never)
 }
 
 // masks returns the positions of the signature's masked tokens of kind k.
@@ -403,6 +404,7 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 		}
 		t := p.Tokens[pos[k]]
 		c.toks = append(c.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: ti, pos: pos[k], placeholder: t.Placeholder})
+		c.hasNeg = c.hasNeg || t.Kind == KindWord && isNegation(t.Hash)
 	}
 	c.toks = slices.Clip(c.toks)
 	// Exact sizes: a knowledge base of 10,000 signatures keeps these for
