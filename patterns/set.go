@@ -93,6 +93,7 @@ type compiled struct {
 	total      float32 // Σ type weights
 	boost      float32
 	hasErr     bool
+	hasNeg     bool                 // it has a negation word (no, not, never)
 	errMask    *errMask             // its error words (hasErr only)
 	group      int32                // index of its group (incident)
 	maskPos    []int32              // positions of its masked tokens, by kind
@@ -104,7 +105,6 @@ type compiled struct {
 	sameNext   []int32              // next position with the same literal word, -1 at the last
 	firstWords []int32              // positions where each distinct literal word first appears
 	bagLits    []bagLit             // its literal types, for bagBound
-	hasNeg     bool                 // it has a negation word (no, not, never)
 }
 
 // masks returns the positions of the signature's masked tokens of kind k.
