@@ -98,7 +98,8 @@ func TestMatchLongLineBoundedTime(t *testing.T) {
 			_ = s.Explain(line, m)
 		}
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// The plain run checks the bound; under -race a time says little.
+	if d := time.Since(start); d > 5*time.Second && !raceEnabled {
 		t.Errorf("matching a 1 MB line took %v, want well under 5s", d)
 	}
 }

@@ -513,7 +513,10 @@ func TestMinerBoundedWork(t *testing.T) {
 	if got := m.Len(); got > 500 {
 		t.Errorf("Len = %d, want at most MaxClusters 500", got)
 	}
-	if d := time.Since(start); d > 20*time.Second {
+	// A quadratic slip would take minutes; the plain run takes half a
+	// second. Under -race (ten times slower, and sharing two cores with
+	// the other packages' tests in CI) a time says nothing.
+	if d := time.Since(start); d > 20*time.Second && !raceEnabled {
 		t.Errorf("took %v, want well under 20s", d)
 	}
 }
