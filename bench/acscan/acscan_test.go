@@ -8,9 +8,7 @@
 package acscan
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -45,16 +43,13 @@ func setup(tb testing.TB) (*patterns.Set, []string, []string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f, err := os.Open("../../testdata/corpus/healthy.log")
+	healthy, err := benchgen.Lines("../../testdata/corpus/healthy.log", 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
 	var lines []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if l := sc.Text(); len(set.Match(l, nil)) == 0 {
+	for _, l := range healthy {
+		if len(set.Match(l, nil)) == 0 {
 			lines = append(lines, l)
 		}
 	}
