@@ -121,15 +121,24 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	if c.boost != 1 {
 		ex.Notes = append(ex.Notes, fmt.Sprintf("score ×%.2f for the incident's likelihood", c.boost))
 	}
-	for k := 1; k < len(pairs); k++ {
-		a, b := pairs[k-1], pairs[k]
-		if gap := p.Text[toks[a[1]].End:toks[b[1]].Start]; c.negatedPair(int32(a[0]), int32(b[0]), gap) {
-			ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line says the opposite of the signature between %q and %q",
-				toks[a[1]].Text(p.Text), toks[b[1]].Text(p.Text)))
-			break
-		}
+	if m.Negated {
+		ex.Notes = append(ex.Notes, s.negationNote(c, p.Text, toks, pairs))
 	}
 	return ex
+}
+
+// negationNote says why a match's score was halved, naming the two
+// aligned words the line puts a negation between (or leaves one out from)
+// when this alignment shows them.
+func (s *Set) negationNote(c *compiled, text string, toks []Token, pairs [][2]int) string {
+	for k := 1; k < len(pairs); k++ {
+		a, b := pairs[k-1], pairs[k]
+		if c.negatedPair(int32(a[0]), int32(b[0]), text[toks[a[1]].End:toks[b[1]].Start]) {
+			return fmt.Sprintf("score halved: the line says the opposite of the signature between %q and %q",
+				toks[a[1]].Text(text), toks[b[1]].Text(text))
+		}
+	}
+	return "score halved: the line says the opposite of the signature"
 }
 
 // sigTokenText returns signature token i as the template shows it.

@@ -294,6 +294,7 @@ func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, ds
 		}
 		if float32(m.Score) >= min && c.negatedChain(text, sc) {
 			m.Score *= negationFactor
+			m.Negated = true
 		}
 		if f := float32(m.Score); f >= min {
 			if f >= 1 && (perfect < 0 || x.sig < perfect) {
@@ -778,11 +779,8 @@ func negates(gap string) bool {
 		for e < len(gap) && (isLetter(gap[e]) || isDigit(gap[e]) || gap[e] == '-' || gap[e] == '_' || gap[e] == '.') {
 			e++
 		}
-		w := strings.TrimRight(gap[i:e], ".-")
 		words++
-		if strings.EqualFold(w, "no") || strings.EqualFold(w, "not") || strings.EqualFold(w, "never") {
-			neg = true
-		}
+		neg = neg || isNegation(hashLower(strings.TrimRight(gap[i:e], ".-")))
 		i = e
 	}
 	return neg && words <= 2

@@ -235,11 +235,11 @@ func TestCompileReportsBadTemplate(t *testing.T) {
 	}
 }
 
-// TestMatchTopEqualsPrefixOfAll: MatchTop stops scoring early, but must
-// return exactly the first N matches the full MatchMode returns, on the
-// adversarial 1,000-signature set where most lines half-match many
-// signatures.
-func TestMatchTopEqualsPrefixOfAll(t *testing.T) {
+// adversarial returns the 1,000 synthetic signatures of the benchmarks,
+// compiled, and the lines to try them on: every healthy corpus line, every
+// variant line and its first half (as a typed fragment).
+func adversarial(t *testing.T) (*Set, []string) {
+	t.Helper()
 	s, err := Compile(benchDefs(t, 1000), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -248,6 +248,15 @@ func TestMatchTopEqualsPrefixOfAll(t *testing.T) {
 	for _, l := range variantLines(t) {
 		lines = append(lines, l, l[:len(l)/2])
 	}
+	return s, lines
+}
+
+// TestMatchTopEqualsPrefixOfAll: MatchTop stops scoring early, but must
+// return exactly the first N matches the full MatchMode returns, on the
+// adversarial 1,000-signature set where most lines half-match many
+// signatures.
+func TestMatchTopEqualsPrefixOfAll(t *testing.T) {
+	s, lines := adversarial(t)
 	pruned := 0
 	for _, mode := range []Mode{Stream, Query} {
 		for _, line := range lines {
@@ -278,14 +287,7 @@ func TestBoundsHoldScores(t *testing.T) {
 	if raceEnabled {
 		t.Skip("one goroutine's arithmetic, 50 s under -race; the plain run checks it")
 	}
-	s, err := Compile(benchDefs(t, 1000), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := readLines(t, "../testdata/corpus/healthy.log")
-	for _, l := range variantLines(t) {
-		lines = append(lines, l, l[:len(l)/2])
-	}
+	s, lines := adversarial(t)
 	checked := 0
 	for _, mode := range []Mode{Stream, Query} {
 		for _, min := range []float32{0.5, 0.3} {

@@ -57,6 +57,9 @@ type Match struct {
 	Score float64
 	// Fragment is set when the score came from the fragment direction.
 	Fragment bool
+	// Negated is set when the line says the opposite of the signature
+	// and the score was halved for it.
+	Negated bool
 }
 
 // Set is an immutable, compiled set of signatures. It is safe for
