@@ -31,6 +31,7 @@ func runMine(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mine", "-")
 	asJSON := fs.Bool("json", false, `print JSON Lines: {"line","cluster","template"} per input line, then {"clusters":[...]}`)
 	maxClusters := fs.Int("max-clusters", patterns.DefaultMaxClusters, "keep at most N clusters; the least recently used go first")
+	final := fs.Bool("final", false, "print the lines after the whole input, each with the cluster it ended in (merges followed)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func runMine(ctx context.Context, e *env, args []string) error {
 	}
 	m := patterns.NewMiner(patterns.MinerOptions{MaxClusters: *maxClusters})
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	if err := mineStream(ctx, e.stdin, w, m, *asJSON); err != nil {
+	if err := mineStream(ctx, e.stdin, w, m, *asJSON, *final); err != nil {
 		_ = w.Flush()
 		return err
 	}
@@ -54,19 +55,15 @@ func runMine(ctx context.Context, e *env, args []string) error {
 
 // mineStream prints each line's cluster as the line arrives. A line that
 // a later one merged into a wider template keeps the ID it was printed
-// with; the summary shows the clusters as they ended.
-func mineStream(ctx context.Context, r io.Reader, w io.Writer, m *patterns.Miner, asJSON bool) error {
+// with; the summary shows the clusters as they ended. With final, the
+// lines are printed after the input ends, each with the cluster that holds
+// it then; only the clusters seen are kept until then, one per line.
+func mineStream(ctx context.Context, r io.Reader, w io.Writer, m *patterns.Miner, asJSON, final bool) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxStreamLine)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	n := 0
-	for sc.Scan() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n++
-		c, _ := m.Add(sc.Text())
+	print := func(n int, c patterns.Cluster) error {
 		var err error
 		if asJSON {
 			err = enc.Encode(mineLine{Line: n, Cluster: c.ID, Template: c.Template})
@@ -76,9 +73,34 @@ func mineStream(ctx context.Context, r io.Reader, w io.Writer, m *patterns.Miner
 		if err != nil {
 			return fmt.Errorf("write: %w", err)
 		}
+		return nil
+	}
+	var held []patterns.Cluster
+	n := 0
+	for sc.Scan() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n++
+		c, _ := m.Add(sc.Text())
+		if final {
+			held = append(held, patterns.Cluster{ID: c.ID, Template: c.Template})
+			continue
+		}
+		if err := print(n, c); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("read stdin: line %d: %w", n+1, err)
+	}
+	for i, c := range held {
+		if now, ok := m.Resolve(c.ID); ok {
+			c = now // else evicted: as it was
+		}
+		if err := print(i+1, c); err != nil {
+			return err
+		}
 	}
 	return nil
 }
