@@ -395,7 +395,7 @@ func (m *Miner) positional(l *mline) *cluster {
 	bestCost := limit + 1
 	for _, c := range m.st.byLen[n] {
 		cost, cc, _ := compare(c.items, l.fields, limit)
-		if cc > 0 || cost > limit {
+		if cc > 0 || cost > limit || 2*agreement(c.items, l.fields) < n {
 			continue
 		}
 		if cost < bestCost || (cost == bestCost && c.size > best.size) {

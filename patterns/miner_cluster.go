@@ -188,6 +188,28 @@ func compare(items []item, fields []mfield, limit int) (cost, cc int, pos [2]int
 	return cost, cc, pos
 }
 
+// agreement counts the positions where the line's field is what the
+// template has there: the same literal, or a variable of the same
+// skeleton. A <*> agrees with nothing: a template whose positions turned
+// to <*> one line at a time must not end up taking any line of its length.
+func agreement(items []item, fields []mfield) int {
+	n := 0
+	for i := range items {
+		it, f := &items[i], &fields[i]
+		switch it.kind {
+		case itemLit:
+			if !f.vari && f.key == it.key {
+				n++
+			}
+		case itemVar:
+			if f.vari && f.key == it.key {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // covers reports whether template a takes every line template b takes
 // (both of the same length).
 func covers(a, b []item) bool {
@@ -199,7 +221,7 @@ func covers(a, b []item) bool {
 				return false
 			}
 		case itemVar:
-			if y.kind != itemVar {
+			if y.kind != itemVar || y.key != x.key {
 				return false
 			}
 		}
@@ -241,7 +263,7 @@ func (c *cluster) merge(d *cluster) {
 		it, o := &c.items[i], &d.items[i]
 		switch {
 		case it.kind == itemAny:
-		case o.kind == itemAny, it.kind != o.kind, it.kind == itemLit && it.key != o.key:
+		case o.kind == itemAny, it.kind != o.kind, it.key != o.key:
 			it.generalize()
 		case it.kind == itemVar && (it.shape != o.shape || o.mixed) && !it.mixed:
 			it.mixed, it.text = true, "<*>"
