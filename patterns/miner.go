@@ -395,7 +395,11 @@ func (m *Miner) positional(l *mline) *cluster {
 	bestCost := limit + 1
 	for _, c := range m.st.byLen[n] {
 		cost, cc, _ := compare(c.items, l.fields, limit)
-		if cc > 0 || cost > limit || 2*agreement(c.items, l.fields) < n {
+		if cc > 0 || cost > limit {
+			continue
+		}
+		// Half the fields agree, and one literal if either side has any.
+		if all, lits := agreement(c.items, l.fields); 2*all < n || (lits == 0 && (l.lits > 0 || c.lits > 0)) {
 			continue
 		}
 		if cost < bestCost || (cost == bestCost && c.size > best.size) {

@@ -192,22 +192,22 @@ func compare(items []item, fields []mfield, limit int) (cost, cc int, pos [2]int
 // template has there: the same literal, or a variable of the same
 // skeleton. A <*> agrees with nothing: a template whose positions turned
 // to <*> one line at a time must not end up taking any line of its length.
-func agreement(items []item, fields []mfield) int {
-	n := 0
+func agreement(items []item, fields []mfield) (all, lits int) {
 	for i := range items {
 		it, f := &items[i], &fields[i]
 		switch it.kind {
 		case itemLit:
 			if !f.vari && f.key == it.key {
-				n++
+				all++
+				lits++
 			}
 		case itemVar:
 			if f.vari && f.key == it.key {
-				n++
+				all++
 			}
 		}
 	}
-	return n
+	return all, lits
 }
 
 // covers reports whether template a takes every line template b takes
