@@ -525,12 +525,31 @@ func (m *Miner) siblings(l *mline) *cluster {
 			// and "... ret:true" are three events; "removing <name>" is one.
 			need += 2
 		}
-		if len(g.words) >= need {
+		if len(g.words) >= need && !dominated(g.members, len(g.words) >= 2*need) {
 			return m.st.mergeGroup(g.members, g.pos, l, m.opts.MaxClusters)
 		}
 	}
 	return nil
 }
+
+// dominated reports whether one of the siblings holds most of their lines
+// (siblingDominance), unless they are many: a word that nearly every line
+// has is a constant of its own event, and the rare words beside it are
+// other events ("user=root" and, now and then, "user=guest"), while a
+// variable spreads its lines over its values.
+func dominated(group []*cluster, many bool) bool {
+	if many {
+		return false
+	}
+	var total, top int64
+	for _, c := range group {
+		total += c.size
+		top = max(top, c.size)
+	}
+	return float64(top) > siblingDominance*float64(total+1)
+}
+
+const siblingDominance = 0.8
 
 // httpMethods never make a variable by standing where another one stood.
 var httpMethods = hashSet("get", "head", "post", "put", "patch", "delete", "options", "connect", "trace")

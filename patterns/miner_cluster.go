@@ -396,11 +396,12 @@ func judge(c *cluster, l *mline, prs []pair) alignment {
 			}
 		}
 		tr, fr := c.items[pi+1:ni], l.fields[pj+1:nj]
-		gap, tvar := false, false
+		gap, tvar, tlits := false, false, 0
 		for i := range tr {
 			switch tr[i].kind {
 			case itemLit:
 				uT++
+				tlits++
 			case itemGap:
 				gap = true
 			default:
@@ -419,6 +420,9 @@ func judge(c *cluster, l *mline, prs []pair) alignment {
 			uF += flits
 			if (len(tr) > 0 || len(fr) > 0) && !tvar && !fvar {
 				return alignment{}
+			}
+			if (flits > 0) != (tlits > 0) {
+				return alignment{} // words on one side only: another message
 			}
 		}
 		pi, pj = ni, nj
