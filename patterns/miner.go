@@ -25,18 +25,26 @@ import (
 //     line joins the closest one when at least Similarity of its fields
 //     agree and no two literal words differ (two paths or domain names may:
 //     they count as half a difference); a variable where the template has a
-//     literal, or the other way round, turns that position into <*>.
+//     literal, or the other way round, turns that position into <*>. A <*>
+//     costs nothing but agrees with nothing: at least half the fields must
+//     be the template's own literal or variable there, and one literal must
+//     be common when either side has any, so that a template that widened
+//     one position at a time never becomes one that takes any line.
 //  4. Templates of another length whose first field agrees are aligned with
 //     the line (a heaviest common subsequence). The line joins when most
 //     literals are common, in order, and each stretch where they differ has
-//     a variable on one side; the stretches become <*> gaps, which match any
-//     number of fields from then on.
+//     a variable on one side and words on both sides or on neither (a line
+//     that adds "user=test" after a value is another message); the
+//     stretches become <*> gaps, which match any number of fields from
+//     then on.
 //  5. Two literals that differ at one position are not enough to call that
 //     position a variable ("bytes" and "values", "Started" and "Paused",
 //     GET and POST are different events): the line starts a template of its
 //     own. Once Siblings templates differ only there, each by another word,
 //     they are merged into one with <*> at that position ("user cyrus",
-//     "user news", "user test"). A name that the line repeats (for "api"
+//     "user news", "user test"), unless one of them holds most of their
+//     lines: a word nearly every line has is a constant, and the rare ones
+//     beside it are other events. A name that the line repeats (for "api"
 //     ... container=api) is a variable as soon as a second one shows up.
 //  6. Otherwise the line starts a new template.
 //

@@ -118,3 +118,43 @@ func TestMineErrors(t *testing.T) {
 		t.Errorf("empty input: exit %d, output %q", code, out)
 	}
 }
+
+// TestMineFinal: with --final every line is printed with the cluster it
+// ended in, so lines that a later merge joined share one ID, which the
+// summary lists; without it the first lines keep the IDs they were
+// printed with.
+func TestMineFinal(t *testing.T) {
+	in := "session opened for user cyrus by (uid=0)\nsession opened for user news by (uid=0)\nsession opened for user test by (uid=0)\n"
+	ids := func(args ...string) (map[string]bool, string) {
+		code, out, stderr := runIn(t, in, args...)
+		if code != exitOK {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+		seen := map[string]bool{}
+		var summary string
+		for _, row := range strings.Split(strings.TrimSpace(out), "\n") {
+			if strings.HasPrefix(row, `{"clusters"`) {
+				summary = row
+				continue
+			}
+			var l mineLine
+			if err := json.Unmarshal([]byte(row), &l); err != nil {
+				t.Fatalf("%v in %s", err, row)
+			}
+			seen[l.Cluster] = true
+		}
+		return seen, summary
+	}
+	if got, _ := ids("mine", "--json", "-"); len(got) != 2 {
+		t.Errorf("as printed: %d cluster IDs, want 2 (the third line merged the first two)", len(got))
+	}
+	got, summary := ids("mine", "--json", "--final", "-")
+	if len(got) != 1 {
+		t.Fatalf("--final: %d cluster IDs, want 1", len(got))
+	}
+	for id := range got {
+		if !strings.Contains(summary, `"cluster":"`+id+`"`) {
+			t.Errorf("--final ID %s not in the summary %s", id, summary)
+		}
+	}
+}
