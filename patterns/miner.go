@@ -16,7 +16,9 @@ import (
 // kind, or, for the miner only, a word with digits (except lexicon words
 // and names with one trailing digit such as eth0 or ssh2), a month or
 // weekday of a written-out date, or a unit after a number ("18.4 KB" is one
-// value). Then, in order:
+// value). A word that pads a label with dots to its value
+// ("instruction......0") is a variable whose label stays fixed. Then, in
+// order:
 //
 //  1. A cache keyed by the line's shape (every field's words and variable
 //     kinds) answers lines seen before in one map lookup.

@@ -92,3 +92,19 @@ func TestMinerAddedWords(t *testing.T) {
 		t.Errorf("line with user=test joined %q", c.Template)
 	}
 }
+
+// TestMinerDotLeaders: in "label......value" words the label is fixed:
+// another label is another field, and the template prints it.
+func TestMinerDotLeaders(t *testing.T) {
+	m := NewMiner(MinerOptions{})
+	a, _ := m.Add("cache fault: 0x0000001f")
+	m.Add("cache fault: 0x000000a2")
+	b, _ := m.Add("cache fault register...........0")
+	b2, _ := m.Add("cache fault register...........1")
+	if a.ID == b.ID {
+		t.Errorf("dotted line joined %q", a.Template)
+	}
+	if want := "cache fault register...........<*>"; b2.Template != want {
+		t.Errorf("template %q, want %q", b2.Template, want)
+	}
+}

@@ -188,6 +188,10 @@ func (l *mline) addToken(f *mfield, i int) {
 		f.vari = true
 		f.key = mix(f.key, saltVar)
 		f.shape = mix(mix(f.shape, saltVar), uint64(t.Kind))
+		if n := leader(t.Text(l.text)); n > 0 {
+			h := hashLower(t.Text(l.text)[:n])
+			f.key, f.shape = mix(f.key, h), mix(f.shape, h)
+		}
 		if t.Kind == KindWord && allDigits(t.Text(l.text)) {
 			f.shape = mix(f.shape, t.Hash) // a well-known port prints as itself
 		}
@@ -277,6 +281,18 @@ func numbered(s string, hash uint64) bool {
 	}
 	n := len(s)
 	return !(n >= 2 && isDigit(s[n-1]) && !hasDigit(s[:n-1]) && isLetter(s[n-2]))
+}
+
+// leader returns the length of the label of a word that pads a label
+// with dots up to its value ("instruction......0", "space......0x1f"), or
+// 0. The label is part of the variable's skeleton: two such words with
+// other labels are other fields.
+func leader(w string) int {
+	i := strings.Index(w, "..")
+	if i <= 0 || !isLetter(w[i-1]) {
+		return 0
+	}
+	return i
 }
 
 // isPath reports whether the white-space-separated word around field f has
@@ -369,6 +385,10 @@ func (l *mline) fieldText(f mfield) string {
 		case allDigits(t.Text(l.text)): // a well-known port, which the tokenizer keeps
 			b.WriteString(t.Text(l.text))
 		case numbered(t.Text(l.text), t.Hash):
+			w := t.Text(l.text)
+			if n := leader(w); n > 0 {
+				b.WriteString(w[:n+strings.IndexFunc(w[n:], func(r rune) bool { return r != '.' })])
+			}
 			b.WriteString("<*>")
 		default:
 			b.WriteString(t.Text(l.text))
