@@ -107,4 +107,11 @@ func TestMinerDotLeaders(t *testing.T) {
 	if want := "cache fault register...........<*>"; b2.Template != want {
 		t.Errorf("template %q, want %q", b2.Template, want)
 	}
+	r := NewMiner(MinerOptions{})
+	if err := r.Restore(m.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	if c, isNew := r.Add("cache fault register...........7"); isNew || c.ID != b2.ID || c.Template != b2.Template {
+		t.Errorf("after Restore the line went to %+v, want %+v", c, b2)
+	}
 }
