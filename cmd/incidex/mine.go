@@ -31,7 +31,7 @@ func runMine(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mine", "-")
 	asJSON := fs.Bool("json", false, `print JSON Lines: {"line","cluster","template"} per input line, then {"clusters":[...]}`)
 	maxClusters := fs.Int("max-clusters", patterns.DefaultMaxClusters, "keep at most N clusters; the least recently used go first")
-	final := fs.Bool("final", false, "print the lines after the whole input, each with the cluster it ended in (merges followed)")
+	final := fs.Bool("final", false, "print the lines after the whole input, each with the cluster it ended in (merges followed; keeps one entry per line until then)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
