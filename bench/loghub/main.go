@@ -1,8 +1,15 @@
 // Command loghub measures how the miner groups the LogHub-2k samples: it
 // feeds the Content column of each system's structured CSV to
-// `incidex mine --json -` and prints, per system, the grouping accuracy
-// (GA) against the EventId column, the exact-template accuracy (PA), and
-// their means.
+// `incidex mine --json --final -` and prints, per system, the grouping
+// accuracy (GA) against the EventId column, the template accuracy (PA),
+// and their means. GA counts a line when the lines of its cluster are
+// exactly the lines of its event (the LogPAI definition). Each line is
+// scored by the cluster it ended in, merges followed, as the knowledge
+// base counts emerging patterns; -as-printed scores the cluster printed
+// as the line came instead. PA compares the cluster's final template with
+// the labelled one once every placeholder (<num>, <ip>, <*>, ...) is <*>
+// and runs of them are one: an approximation, since the labels' <*>
+// conventions differ from the miner's masks.
 //
 //	go build -o /tmp/incidex ./cmd/incidex
 //	go run ./bench/loghub -incidex /tmp/incidex /path/to/loghub
