@@ -186,20 +186,25 @@ func (l *mline) addToken(f *mfield, i int) {
 	}
 	if t.Kind != KindWord || numbered(t.Text(l.text), t.Hash) {
 		f.vari = true
-		if n := leader(t.Text(l.text)); n > 0 {
+		if t.Kind != KindWord {
+			f.key = mix(f.key, saltVar)
+			f.shape = mix(mix(f.shape, saltVar), uint64(t.Kind))
+			return
+		}
+		w := t.Text(l.text)
+		if allDigits(w) { // a well-known port prints as itself
+			f.key = mix(f.key, saltVar)
+			f.shape = mix(mix(mix(f.shape, saltVar), uint64(KindWord)), t.Hash)
+			return
+		}
+		if n := leader(w); n > 0 {
 			// The label, hashed as the word it is in the printed template.
-			h := hashLower(t.Text(l.text)[:n])
+			h := hashLower(w[:n])
 			f.key, f.shape = mix(f.key, h), mix(f.shape, h)
 		}
-		kind := t.Kind
-		if kind == KindWord && !allDigits(t.Text(l.text)) {
-			kind = KindWildcard // it prints as <*>, which a restored template reads back so
-		}
+		// It prints as <*>, which a restored template reads back as such.
 		f.key = mix(f.key, saltVar)
-		f.shape = mix(mix(f.shape, saltVar), uint64(kind))
-		if t.Kind == KindWord && allDigits(t.Text(l.text)) {
-			f.shape = mix(f.shape, t.Hash) // a well-known port prints as itself
-		}
+		f.shape = mix(mix(f.shape, saltVar), uint64(KindWildcard))
 		return
 	}
 	f.key = mix(f.key, t.Hash)
