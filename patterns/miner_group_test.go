@@ -29,8 +29,8 @@ func TestMinerNoCatchAll(t *testing.T) {
 // values differ in kind.
 func TestMinerVariablesOfOtherSkeletons(t *testing.T) {
 	m := NewMiner(MinerOptions{})
-	a1, _ := m.Add("ready=true,level=3,mask=0x23,user=0")
-	a2, _ := m.Add("ready=true,level=3,mask=0x1,user=0")
+	a1, _ := m.Add("ready=true,level=5,mask=0x4f,user=0")
+	a2, _ := m.Add("ready=true,level=5,mask=0x2,user=0")
 	b1, _ := m.Add("dismiss,index:0")
 	b2, _ := m.Add("dismiss,index:-1")
 	if a1.ID != a2.ID || b1.ID != b2.ID {
@@ -48,9 +48,9 @@ func TestMinerVariablesOfOtherSkeletons(t *testing.T) {
 func TestMinerWordsAgainstVariables(t *testing.T) {
 	m := NewMiner(MinerOptions{})
 	for i := range 5 {
-		m.Add(fmt.Sprintf("tick:15140385%d0000 %d 0 %d", i, 10+i, i))
+		m.Add(fmt.Sprintf("tick:17000009%d00000 %d 0 %d", i, 10+i, i))
 	}
-	c, isNew := m.Add("reload : 3786 retry 0")
+	c, isNew := m.Add("reload : 5120 retry 0")
 	if !isNew {
 		t.Errorf("reload line joined %q", c.Template)
 	}
