@@ -27,11 +27,13 @@ var alertAnnotationKeys = []string{"description", "summary", "message"}
 // decodeAlertmanager makes one record per alert of an Alertmanager webhook notification.
 // The body may hold several notifications back to back.
 func decodeAlertmanager(b *batch) error {
-	dec := json.NewDecoder(bytes.NewReader(trimBOM(b.req.Body)))
+	body := trimBOM(b.req.Body)
+	dec := json.NewDecoder(bytes.NewReader(body))
 	for dec.More() {
 		var msg alertmanagerMessage
+		start := int(dec.InputOffset())
 		if err := dec.Decode(&msg); err != nil {
-			return fmt.Errorf("alertmanager: body is not a webhook message: %w", jsonErr(err))
+			return fmt.Errorf("alertmanager: body is not a webhook message: %w", jsonErr(err, body, start, len(b.req.Body)-len(body)))
 		}
 		if msg.Alerts == nil {
 			return fmt.Errorf("alertmanager: message has no alerts (version %q)", msg.Version)
@@ -48,7 +50,7 @@ func decodeAlertmanager(b *batch) error {
 func (b *batch) addAlert(raw json.RawMessage) error {
 	var a alertmanagerAlert
 	if err := json.Unmarshal(raw, &a); err != nil {
-		b.reject("alert: %v", jsonErr(err))
+		b.reject("alert: %v", jsonErr(err, raw, 0, -1))
 		return nil
 	}
 	text := ""

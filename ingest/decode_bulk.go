@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Bulk item statuses, as Elasticsearch reports them.
@@ -33,7 +34,7 @@ func decodeBulk(b *batch) error {
 		if !ok {
 			break
 		}
-		a, err := parseBulkAction(line, defIndex)
+		a, err := parseBulkAction(line, lines.at, defIndex)
 		if err != nil {
 			b.rejectBulk(bulkAction{action: "index", index: defIndex}, "action line: %v", err)
 			if next, ok := lines.peek(); ok && !isBulkAction(next) {
@@ -63,7 +64,7 @@ func (b *batch) bulkSource(a bulkAction, lines *lineReader) error {
 		b.rejectBulk(a, "%s action without a source line", a.action)
 		return nil
 	}
-	doc, err := bulkDoc(a.action, line)
+	doc, err := bulkDoc(a.action, line, lines.at)
 	if err != nil {
 		b.rejectBulk(a, "source: %v", err)
 		return nil
@@ -103,11 +104,12 @@ func (b *batch) rejectBulk(a bulkAction, format string, args ...any) {
 	b.res.Bulk = append(b.res.Bulk, BulkItem{Action: a.action, Index: a.index, ID: a.id, Status: bulkRejected})
 }
 
-// parseBulkAction reads {"<action>": {"_index": ..., "_id": ...}}.
-func parseBulkAction(line []byte, defIndex string) (bulkAction, error) {
+// parseBulkAction reads {"<action>": {"_index": ..., "_id": ...}}; the line starts
+// at offset at of the body.
+func parseBulkAction(line []byte, at int, defIndex string) (bulkAction, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(line, &m); err != nil {
-		return bulkAction{}, jsonErr(err)
+		return bulkAction{}, jsonErr(err, line, 0, at)
 	}
 	if len(m) != 1 {
 		return bulkAction{}, fmt.Errorf("want one action, got %d keys", len(m))
@@ -123,7 +125,7 @@ func parseBulkAction(line []byte, defIndex string) (bulkAction, error) {
 			ID    any    `json:"_id"`
 		}
 		if err := json.Unmarshal(raw, &meta); err != nil {
-			return bulkAction{}, fmt.Errorf("%s metadata: %w", action, jsonErr(err))
+			return bulkAction{}, fmt.Errorf("%s metadata: %w", action, jsonErr(err, raw, 0, -1))
 		}
 		a := bulkAction{action: action, index: meta.Index}
 		a.id, _ = scalarString(meta.ID)
@@ -136,17 +138,18 @@ func parseBulkAction(line []byte, defIndex string) (bulkAction, error) {
 }
 
 func isBulkAction(line []byte) bool {
-	_, err := parseBulkAction(line, "")
+	_, err := parseBulkAction(line, 0, "")
 	return err == nil
 }
 
-// bulkDoc parses a source line; for update it is the "doc" (or "upsert") inside.
-func bulkDoc(action string, line []byte) (map[string]any, error) {
+// bulkDoc parses a source line, which starts at offset at of the body; for update
+// it is the "doc" (or "upsert") inside.
+func bulkDoc(action string, line []byte, at int) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
 	var doc map[string]any
 	if err := dec.Decode(&doc); err != nil {
-		return nil, jsonErr(err)
+		return nil, jsonErr(err, line, 0, at)
 	}
 	if doc == nil {
 		return nil, errors.New("not an object")
@@ -178,17 +181,21 @@ func bulkPathIndex(path string) string {
 // lineReader yields the non-blank lines of a body.
 type lineReader struct {
 	body []byte
+	pos  int // offset of body[0] in the request body
+	at   int // offset of the line next returned
 }
 
 func (l *lineReader) next() ([]byte, bool) {
 	for len(l.body) > 0 {
-		line := l.body
-		if i := bytes.IndexByte(line, '\n'); i >= 0 {
-			line, l.body = line[:i], l.body[i+1:]
+		raw, start := l.body, l.pos
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			raw, l.body = raw[:i], l.body[i+1:]
 		} else {
 			l.body = nil
 		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
+		l.pos += len(raw) + 1
+		if line := bytes.TrimSpace(raw); len(line) > 0 {
+			l.at = start + len(raw) - len(bytes.TrimLeftFunc(raw, unicode.IsSpace))
 			return line, true
 		}
 	}
@@ -196,8 +203,8 @@ func (l *lineReader) next() ([]byte, bool) {
 }
 
 func (l *lineReader) peek() ([]byte, bool) {
-	saved := l.body
+	saved, pos, at := l.body, l.pos, l.at
 	line, ok := l.next()
-	l.body = saved
+	l.body, l.pos, l.at = saved, pos, at
 	return line, ok
 }

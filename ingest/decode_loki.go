@@ -152,10 +152,11 @@ type lokiJSONPush struct {
 
 func decodeLokiJSON(b *batch) error {
 	var p lokiJSONPush
-	dec := json.NewDecoder(bytes.NewReader(trimBOM(b.req.Body)))
+	body := trimBOM(b.req.Body)
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&p); err != nil {
-		return fmt.Errorf("loki push: body is not a JSON push request: %w", jsonErr(err))
+		return fmt.Errorf("loki push: body is not a JSON push request: %w", jsonErr(err, body, 0, len(b.req.Body)-len(body)))
 	}
 	for _, s := range p.Streams {
 		stream := b.lokiStream(stringMap(s.Stream))

@@ -85,9 +85,10 @@ func (n flexNumber) uint64() uint64 {
 
 func decodeOTLPJSON(b *batch) error {
 	var req otlpJSONRequest
-	dec := json.NewDecoder(bytes.NewReader(trimBOM(b.req.Body)))
+	body := trimBOM(b.req.Body)
+	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&req); err != nil {
-		return fmt.Errorf("otlp: body is not an OTLP-JSON logs request: %w", jsonErr(err))
+		return fmt.Errorf("otlp: body is not an OTLP-JSON logs request: %w", jsonErr(err, body, 0, len(b.req.Body)-len(body)))
 	}
 	for _, rl := range req.ResourceLogs {
 		res := jsonKVMap(rl.Resource.Attributes)
@@ -105,7 +106,7 @@ func decodeOTLPJSON(b *batch) error {
 func (b *batch) addOTLPJSONRecord(res map[string]string, raw json.RawMessage) error {
 	var lr otlpJSONLogRecord
 	if err := json.Unmarshal(raw, &lr); err != nil {
-		b.reject("log record: %v", jsonErr(err))
+		b.reject("log record: %v", jsonErr(err, raw, 0, -1))
 		return nil
 	}
 	rec := otlpRecord{

@@ -91,30 +91,36 @@ func (p *present) UnmarshalJSON(data []byte) error {
 }
 
 // sniffJSON looks at the keys of the body's first JSON value (the first element of an
-// array). A body that does not start with a JSON object or array is text.
+// array). A body that does not start with a JSON object or array is text, unless its
+// Content-Type says JSON: then it is JSON records, and the decoder says where it is not.
 func sniffJSON(req Request) Format {
 	body := trimBOM(req.Body)
 	c := firstNonSpace(body, 0)
 	if c < 0 {
 		return FormatText
 	}
-	if body[c] != '{' && body[c] != '[' {
-		if isKubeEventerText(body) {
-			return FormatK8sEvents
-		}
-		return FormatText
+	s, ok := jsonSniff{}, false
+	if body[c] == '{' || body[c] == '[' {
+		s, ok = firstJSONValue(body[c:])
 	}
-	s, ok := firstJSONValue(body[c:])
-	if !ok {
-		if isKubeEventerText(body) {
-			return FormatK8sEvents
-		}
+	switch {
+	case ok:
+	case isKubeEventerText(body):
+		return FormatK8sEvents
+	case claimsJSON(req.ContentType):
+		return FormatNDJSON
+	default:
 		return FormatText
 	}
 	if f := s.format(); f != FormatAuto {
 		return f
 	}
 	return jsonRecordsFormat(req, s)
+}
+
+// claimsJSON reports whether a Content-Type names JSON or a JSON-lines type.
+func claimsJSON(contentType string) bool {
+	return strings.Contains(mediaType(contentType), "json")
 }
 
 // firstJSONValue decodes the first value, or the first element of a leading array.

@@ -66,7 +66,10 @@ func TestDetect(t *testing.T) {
 		{"generic ndjson", Request{ContentType: "application/x-ndjson", Body: readTestdata(t, "ndjson/app-logs.ndjson.in")}, FormatNDJSON},
 		{"empty array", Request{ContentType: json, Body: []byte(`[]`)}, FormatNDJSON},
 		{"plain text body", Request{Body: readTestdata(t, "text/syslog.txt.in")}, FormatText},
-		{"broken JSON", Request{ContentType: json, Body: []byte(`{"log": nope}`)}, FormatText},
+		// A body that claims JSON is decoded as JSON, so its errors are reported.
+		{"broken JSON", Request{ContentType: json, Body: []byte(`{"log": nope}`)}, FormatNDJSON},
+		{"text that claims JSON", Request{ContentType: "application/json; charset=utf-8", Body: []byte(`hello world`)}, FormatNDJSON},
+		{"broken JSON, no Content-Type", Request{Body: []byte(`{"log": nope}`)}, FormatText},
 		{"empty body", Request{}, FormatText},
 		{"byte order mark", Request{ContentType: json, Body: []byte("\xef\xbb\xbf" + `{"resourceLogs":[]}`)}, FormatOTLP},
 	}

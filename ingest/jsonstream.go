@@ -16,10 +16,10 @@ import (
 // resumes at the next line that starts with '{' or '['. It returns an error when the
 // body holds no JSON value at all, or when fn does.
 func eachJSON(b *batch, body []byte, fn func(v any) error) error {
-	body = trimBOM(body)
 	var firstErr error
-	decoded := 0
-	for off := 0; off < len(body); {
+	firstRecord, decoded := 0, 0
+	// Offsets count from the body as sent, byte order mark included.
+	for off := len(body) - len(trimBOM(body)); off < len(body); {
 		n, next, err := decodeJSONFrom(body, off, fn)
 		decoded += n
 		if err == nil {
@@ -30,7 +30,7 @@ func eachJSON(b *batch, body []byte, fn func(v any) error) error {
 			return err
 		}
 		if firstErr == nil {
-			firstErr = err
+			firstErr, firstRecord = err, b.seq+1
 		}
 		b.reject("%v", err)
 		off = resync(body, next)
@@ -38,7 +38,7 @@ func eachJSON(b *batch, body []byte, fn func(v any) error) error {
 	if decoded == 0 && firstErr != nil {
 		var se *jsonSyntaxError
 		errors.As(firstErr, &se)
-		return fmt.Errorf("body is not JSON: %s at offset %d", jsonErrorText(se.err), se.offset)
+		return fmt.Errorf("body is not JSON: %s at offset %d (record %d)", jsonErrorText(se.err), se.offset, firstRecord)
 	}
 	return nil
 }
@@ -89,7 +89,7 @@ func jsonKind(t reflect.Type) string {
 }
 
 // decodeJSONFrom decodes values from body[off:] until the end or a syntax error. It
-// returns how many values reached fn and, on error, where the bad value starts.
+// returns how many values reached fn and, on error, where the error is.
 func decodeJSONFrom(body []byte, off int, fn func(v any) error) (n, badAt int, err error) {
 	dec := json.NewDecoder(bytes.NewReader(body[off:]))
 	dec.UseNumber()
@@ -107,21 +107,26 @@ func decodeJSONFrom(body []byte, off int, fn func(v any) error) (n, badAt int, e
 		}
 		n += k
 		if err != nil {
-			return n, c, syntaxAt(err, off, c)
+			err = syntaxAt(err, body, c)
+			var se *jsonSyntaxError
+			if errors.As(err, &se) && se.offset >= 0 {
+				return n, int(se.offset), err
+			}
+			return n, c, err
 		}
 	}
 }
 
 // syntaxAt marks JSON parse errors with their body offset; fn's errors pass through.
-func syntaxAt(err error, off, start int) error {
+// The value that failed starts at body[start:].
+func syntaxAt(err error, body []byte, start int) error {
 	var se *json.SyntaxError
-	var ute *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		// Offset counts the bytes read, including the offending one.
-		return &jsonSyntaxError{err: err, offset: int64(off) + max(se.Offset-1, 0)}
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &ute):
-		return &jsonSyntaxError{err: err, offset: int64(start)}
+	if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+		off := errOffset(err, body, start)
+		if off < 0 {
+			off = int64(start)
+		}
+		return &jsonSyntaxError{err: err, offset: off}
 	}
 	return err
 }
@@ -181,17 +186,71 @@ func resync(body []byte, i int) int {
 	}
 }
 
-// jsonError gives a JSON decoding error the wording of jsonErrorText.
-type jsonError struct{ err error }
+// jsonError gives a JSON decoding error the wording of jsonErrorText and, when it
+// is known, the byte offset in the body where decoding failed.
+type jsonError struct {
+	err    error
+	offset int64 // -1 when unknown
+}
 
-func (e *jsonError) Error() string { return jsonErrorText(e.err) }
+func (e *jsonError) Error() string {
+	if e.offset < 0 {
+		return jsonErrorText(e.err)
+	}
+	var ute *json.UnmarshalTypeError
+	if errors.As(e.err, &ute) {
+		return fmt.Sprintf("%s, at offset %d", jsonErrorText(e.err), e.offset)
+	}
+	return fmt.Sprintf("%s at offset %d", jsonErrorText(e.err), e.offset)
+}
+
 func (e *jsonError) Unwrap() error { return e.err }
 
-func jsonErr(err error) error {
+// jsonErr wraps an error from decoding the value at data[start:], data starting at
+// offset base of the body; a negative base means data's place in the body is not known.
+func jsonErr(err error, data []byte, start, base int) error {
 	if err == nil {
 		return nil
 	}
-	return &jsonError{err: err}
+	off := errOffset(err, data, start)
+	if off < 0 || base < 0 {
+		return &jsonError{err: err, offset: -1}
+	}
+	return &jsonError{err: err, offset: off + int64(base)}
+}
+
+// errOffset is where in data a JSON error happened while decoding the value at
+// data[start:], or -1.
+func errOffset(err error, data []byte, start int) int64 {
+	var se *json.SyntaxError
+	var ute *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return int64(len(data))
+	case errors.As(err, &ute):
+		return int64(start) + ute.Offset
+	case errors.As(err, &se):
+		return syntaxOffset(data, start)
+	}
+	return -1
+}
+
+// syntaxOffset re-reads the value at data[start:] to find its first syntax error,
+// or -1. A decoder that called Token or More, or decoded values before, reports
+// offsets that leave out bytes; a fresh decoder's first value has exact ones.
+func syntaxOffset(data []byte, start int) int64 {
+	dec := json.NewDecoder(bytes.NewReader(data[start:]))
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return int64(len(data))
+	case errors.As(err, &se):
+		// Offset counts the bytes read, including the offending one.
+		return int64(start) + max(se.Offset-1, 0)
+	}
+	return -1
 }
 
 // trimBOM drops a UTF-8 byte order mark, which some Windows senders put before JSON.

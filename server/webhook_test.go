@@ -301,3 +301,32 @@ func TestWebhookLimits(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// TestWebhookJSONErrors: a body that claims JSON and is not JSON is refused
+// with 400 and the byte offset of the error, on the auto-detecting route too
+// (it used to be taken as one text line); a bad record among good ones is
+// counted with its record number and offset.
+func TestWebhookJSONErrors(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	for _, tt := range []struct {
+		name, path, ct, body string
+		status               int
+		want                 string
+	}{
+		{"text as JSON, auto route", "/ingest/v1", "application/json", "hello world\n", 400,
+			"body is not JSON: invalid character 'h' looking for beginning of value at offset 0 (record 1)"},
+		{"truncated JSON, auto route", "/ingest/v1", "application/json", `{"message": "disk full", "n": [1,2`, 400,
+			"body is not JSON: unexpected end of JSON input at offset 34 (record 1)"},
+		{"truncated JSON, ndjson route", "/ingest/v1/ndjson", "application/x-ndjson", `{"message": "disk full", "n": [1,2`, 400,
+			"body is not JSON: unexpected end of JSON input at offset 34 (record 1)"},
+		{"loki", "/loki/api/v1/push", "application/json", `{"streams": [{"stream": {}, "values": [["1", x]]}]}`, 400,
+			"at offset 45"},
+		{"second record broken", "/ingest/v1", "application/json", `{"message":"a"}` + "\n" + `{"message": "b", }`, 200,
+			`"record 2: invalid JSON: invalid character '}' looking for beginning of object key string at offset 33"`},
+	} {
+		r := h.do("POST", tt.path, tt.ct, []byte(tt.body))
+		if r.status != tt.status || !strings.Contains(string(r.body), tt.want) {
+			t.Errorf("%s: POST %s = %d %s, want %d with %q", tt.name, tt.path, r.status, r.body, tt.status, tt.want)
+		}
+	}
+}
