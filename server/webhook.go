@@ -214,17 +214,46 @@ func (s *Server) handleESEmpty(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{})
 }
 
-// handleRoot serves GET /: the web UI for browsers, the Elasticsearch root
-// document for log shippers probing for a cluster.
+// handleRoot serves GET /: the Elasticsearch root document to log shippers
+// probing for a cluster, the web UI to everyone else (browsers, curl).
 func (s *Server) handleRoot(c *gin.Context) {
-	if wantsHTML(c.Request) && s.web != nil {
-		if s.pageGate(c, scopeRead, true) {
-			s.handleSearchPage(c)
-		}
+	c.Header("Vary", "Accept, User-Agent, X-Elastic-Client-Meta")
+	if s.web == nil || esClient(c.Request) {
+		s.esInfo(c)
 		return
 	}
-	s.esInfo(c)
+	if s.pageGate(c, scopeRead, true) {
+		s.handleSearchPage(c)
+	}
 }
+
+// esClient reports whether a GET / comes from an Elasticsearch client. Their probes
+// send no Accept header (Logstash, Vector), ask for JSON (Filebeat), or send */*
+// with a client's User-Agent or the metadata header of Elastic's client libraries.
+// A browser asks for text/html and curl sends */* with its own User-Agent.
+func esClient(r *http.Request) bool {
+	accept := strings.ToLower(r.Header.Get("Accept"))
+	switch {
+	case strings.Contains(accept, "text/html"):
+		return false
+	case strings.TrimSpace(accept) == "", strings.Contains(accept, "application/json"):
+		return true
+	}
+	if r.Header.Get("X-Elastic-Client-Meta") != "" || r.Header.Get("X-Elastic-Product-Origin") != "" {
+		return true
+	}
+	ua := strings.ToLower(r.UserAgent())
+	for _, name := range esUserAgents {
+		if strings.Contains(ua, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// esUserAgents are User-Agent fragments of the shippers and client libraries that
+// talk to Elasticsearch (lowercase).
+var esUserAgents = []string{"elastic", "logstash", "beat/", "beats", "vector/", "fluent-bit", "fluentd", "manticore", "opensearch"}
 
 func wantsHTML(r *http.Request) bool {
 	return strings.Contains(r.Header.Get("Accept"), "text/html")
