@@ -123,15 +123,10 @@ func (s *Server) analyze(d *web.AnalyzeData, text string) error {
 	results := s.MatchLines(lines, patterns.Stream, 0, analyzeTop, explainAll)
 	groups := map[string]*web.AnalyzeGroup{}
 	var explain []int // lines whose explanations are shown
+	var unex unexplained
 	for i, r := range results {
 		if len(r.Matches) == 0 {
-			if strings.TrimSpace(lines[i]) != "" && patterns.IsFailure(lines[i]) {
-				if len(d.Unmatched) < maxUnmatchedShown {
-					d.Unmatched = append(d.Unmatched, web.AnalyzeLine{N: r.Line, Text: lines[i]})
-				} else {
-					d.UnmatchedMore++
-				}
-			}
+			unex.add(r.Line, lines[i])
 			continue
 		}
 		d.Matched++
@@ -161,6 +156,7 @@ func (s *Server) analyze(d *web.AnalyzeData, text string) error {
 		s.explainLines(groups, lines, explain)
 	}
 	d.Groups = sortGroups(groups)
+	d.Unmatched, d.UnmatchedMore = unex.shown, unex.more
 	return nil
 }
 

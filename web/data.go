@@ -106,8 +106,10 @@ type AnalyzeGroup struct {
 
 // AnalyzeLine is an input line; for a match, with the explanation.
 type AnalyzeLine struct {
-	N         int
-	Text      string
+	N    int
+	Text string
+	// Count is how many times an unexplained line repeats (1: once).
+	Count     int
 	Score     float64
 	SigID     string
 	Template  string
