@@ -91,11 +91,28 @@ func (tb *tab) screenshot(t *testing.T, name string) {
 }
 
 func TestBrowser(t *testing.T) {
-	exe := findChromium(t)
 	start := time.Now()
 	h := newHarness(t, harnessOpts{extraWriteups: map[string]string{"xss-probe.md": xssWriteup}})
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	browserCtx := startBrowser(t, h, 90*time.Second)
+	t.Logf("Chromium started in %v", time.Since(start).Round(time.Millisecond))
+
+	t.Run("search, open an incident, copy a runbook command", func(t *testing.T) { browseSearchAndCopy(t, h, newTab(t, browserCtx)) })
+	t.Run("analyze pasted lines", func(t *testing.T) { browseAnalyze(t, h, newTab(t, browserCtx)) })
+	t.Run("thumbs down on a match", func(t *testing.T) { browseFeedback(t, h, newTab(t, browserCtx)) })
+	t.Run("emerging pattern muted from its page", func(t *testing.T) { browsePatterns(t, h, newTab(t, browserCtx)) })
+	t.Run("live occurrence appears without a reload", func(t *testing.T) { browseLive(t, h, newTab(t, browserCtx)) })
+	t.Run("XSS write-up fires no dialog", func(t *testing.T) { browseXSS(t, h, newTab(t, browserCtx)) })
+	t.Run("375px wide and dark", func(t *testing.T) { browseNarrowAndDark(t, h, newTab(t, browserCtx)) })
+	t.Logf("browser tests took %v", time.Since(start).Round(time.Millisecond))
+}
+
+// startBrowser starts headless Chromium for the harness's server; it stops
+// when the test ends or after timeout.
+func startBrowser(t *testing.T, h *harness, timeout time.Duration) context.Context {
+	t.Helper()
+	exe := findChromium(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true),
@@ -112,9 +129,9 @@ func TestBrowser(t *testing.T) {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
 	)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	browserCtx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
+	t.Cleanup(cancelBrowser)
 	if err := chromedp.Do(browserCtx); err != nil {
 		t.Fatalf("start Chromium %s: %v", exe, err)
 	}
@@ -124,16 +141,7 @@ func TestBrowser(t *testing.T) {
 			t.Logf("grant %s: %v", perm, err)
 		}
 	}
-	t.Logf("Chromium started in %v", time.Since(start).Round(time.Millisecond))
-
-	t.Run("search, open an incident, copy a runbook command", func(t *testing.T) { browseSearchAndCopy(t, h, newTab(t, browserCtx)) })
-	t.Run("analyze pasted lines", func(t *testing.T) { browseAnalyze(t, h, newTab(t, browserCtx)) })
-	t.Run("thumbs down on a match", func(t *testing.T) { browseFeedback(t, h, newTab(t, browserCtx)) })
-	t.Run("emerging pattern muted from its page", func(t *testing.T) { browsePatterns(t, h, newTab(t, browserCtx)) })
-	t.Run("live occurrence appears without a reload", func(t *testing.T) { browseLive(t, h, newTab(t, browserCtx)) })
-	t.Run("XSS write-up fires no dialog", func(t *testing.T) { browseXSS(t, h, newTab(t, browserCtx)) })
-	t.Run("375px wide and dark", func(t *testing.T) { browseNarrowAndDark(t, h, newTab(t, browserCtx)) })
-	t.Logf("browser tests took %v", time.Since(start).Round(time.Millisecond))
+	return browserCtx
 }
 
 func browseSearchAndCopy(t *testing.T, h *harness, tb *tab) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
@@ -109,22 +110,40 @@ func searchResult(h kb.SearchHit, cat *catalog) web.SearchResult {
 	return r
 }
 
-// causeLine shortens a root cause to its first line, without Markdown
-// list or heading markers.
+// causeLine shortens a root cause to its first paragraph, without Markdown
+// list or heading markers: the lines of a hard-wrapped paragraph are joined,
+// and past causeRunes it is cut at a word with an ellipsis.
 func causeLine(s string) string {
+	var para []string
 	for line := range strings.SplitSeq(s, "\n") {
-		line = strings.TrimLeft(strings.TrimSpace(line), "-*#> ")
-		line = markdownMarks.Replace(line)
-		if line == "" {
+		t := strings.TrimSpace(line)
+		starts := strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "#") || strings.HasPrefix(t, ">")
+		if t == "" || (starts && len(para) > 0) {
+			if len(para) > 0 {
+				break
+			}
 			continue
 		}
-		if utf8.RuneCountInString(line) > 220 {
-			r := []rune(line)
-			line = string(r[:220]) + "…"
+		if t = markdownMarks.Replace(strings.TrimLeft(t, "-*#> ")); t != "" {
+			para = append(para, t)
 		}
-		return line
 	}
-	return ""
+	return cutAtWord(strings.Join(para, " "), causeRunes)
+}
+
+// causeRunes is the longest root cause a list shows.
+const causeRunes = 220
+
+// cutAtWord shortens s to at most n runes, at a space, with an ellipsis.
+func cutAtWord(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n]
+	if i := strings.LastIndexFunc(string(r), unicode.IsSpace); i > n/2 {
+		return strings.TrimRight(string(r)[:i], " ,;:") + "…"
+	}
+	return string(r) + "…"
 }
 
 // markdownMarks are the inline Markdown marks a one-line root cause drops.
