@@ -49,3 +49,19 @@ func TestAnalyzeUnexplainedLines(t *testing.T) {
 		t.Errorf("unexplained lines (-want +got):\n%s\nsection:\n%s", diff, sec)
 	}
 }
+
+// TestIncidentRunbookSteps: the flannel write-up numbers its fix steps in
+// comments ("# 1. Get flanneld running") and has commands without a comment
+// of their own. The page's steps are not numbered twice, and no heading is a
+// step of its own.
+func TestIncidentRunbookSteps(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	r := h.browser().get("/incidents/flannel-subnet-env-missing")
+	wantPage(t, "incident", r, 200, `<h3 class="step-group">Fix</h3>`, `<p class="step-ctx">Get flanneld running on the node`)
+	for _, m := range regexp.MustCompile(`<p class="step-ctx">([^<]*)</p>`).FindAllSubmatch(r.body, -1) {
+		text := string(m[1])
+		if regexp.MustCompile(`^\d+[.)] `).MatchString(text) || text == "Fix" || text == "How to confirm" {
+			t.Errorf("runbook step %q: numbered in its text, or a heading", text)
+		}
+	}
+}

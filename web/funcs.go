@@ -33,6 +33,7 @@ func (e *Engine) funcs() template.FuncMap {
 		"incidentURL": IncidentURL,
 		"mb":          func(n int) string { return fmt.Sprintf("%d MB", n>>20) },
 		"ackArgs":     func(p Page, r LiveRow) ackArgs { return ackArgs{p, r} },
+		"runbook":     Runbook,
 	}
 }
 
