@@ -147,14 +147,31 @@ type LiveData struct {
 
 // LiveRow is an open occurrence.
 type LiveRow struct {
-	ID                  int64
+	// ID is the occurrence an Acknowledge form posts to without JavaScript:
+	// the first one not yet acknowledged.
+	ID int64
+	// Key is the incident and resource the row groups, for the page's script.
+	Key                 string
 	IncidentID, Title   string
 	Labels              []Label
-	Count               int64
+	Count               int64 // of all its signatures
 	FirstSeen, LastSeen time.Time
 	AckedBy             string
-	Acked               bool
+	Acked               bool // every occurrence acknowledged
 	Sample              string
+	// Signatures are the row's occurrences, one per signature.
+	Signatures []LiveSignature
+	// Unacked lists the occurrence ids the Acknowledge button acknowledges.
+	Unacked string
+}
+
+// LiveSignature is one occurrence of a live row: a signature on the row's
+// resource.
+type LiveSignature struct {
+	ID          int64
+	SignatureID string
+	Count       int64
+	Acked       bool
 }
 
 // Label is a resource label.

@@ -123,7 +123,7 @@
   var canAck = table.dataset.canAck === "1";
   var next = table.dataset.next || "/live";
   var titles = {};
-  tbody.querySelectorAll("tr[data-id]").forEach(function (tr) {
+  tbody.querySelectorAll("tr[data-group]").forEach(function (tr) {
     var a = tr.querySelector("td a");
     if (a) { titles[tr.dataset.incident] = a.textContent; }
   });
@@ -163,16 +163,24 @@
       ul.appendChild(li);
     });
   }
-  function ackCell(td, occ) {
+  // A row groups an incident's occurrences on one resource, one per
+  // signature (li[data-id] in ul.sigs); its Acknowledge acknowledges all.
+  function ackCell(tr) {
+    var td = tr.querySelector("td.ackcell");
+    var sigs = [].slice.call(tr.querySelectorAll("ul.sigs li"));
+    var open = sigs.filter(function (li) { return !li.dataset.acked && !li.dataset.closed; });
     td.textContent = "";
-    if (occ.acked_at) {
-      var s = document.createElement("span");
-      s.className = "acked";
-      s.textContent = "Acknowledged" + (occ.acked_by ? " by " + occ.acked_by : "");
-      td.appendChild(s);
+    if (open.length === 0) {
+      if (sigs.some(function (li) { return li.dataset.acked; })) {
+        var s = document.createElement("span");
+        s.className = "acked";
+        s.textContent = "Acknowledged" + (tr.dataset.ackedBy ? " by " + tr.dataset.ackedBy : "");
+        td.appendChild(s);
+      } else {
+        td.textContent = "closed";
+      }
       return;
     }
-    if (occ.status === "closed") { td.textContent = "closed"; return; }
     if (!canAck) {
       var a = document.createElement("a");
       a.href = "/login?next=" + encodeURIComponent(next);
@@ -180,10 +188,12 @@
       td.appendChild(a);
       return;
     }
+    var ids = open.map(function (li) { return li.dataset.id; });
     var f = document.createElement("form");
     f.method = "post";
     f.className = "ack";
-    f.action = "/api/v1/occurrences/" + occ.id + "/ack?by=web";
+    f.action = "/api/v1/occurrences/" + ids[0] + "/ack?by=web";
+    f.dataset.ids = ids.join(" ");
     [["csrf", csrf], ["next", next]].forEach(function (kv) {
       var i = document.createElement("input");
       i.type = "hidden"; i.name = kv[0]; i.value = kv[1];
@@ -192,9 +202,44 @@
     var b = document.createElement("button");
     b.type = "submit";
     b.textContent = "Acknowledge";
-    b.setAttribute("aria-label", "Acknowledge occurrence " + occ.id + " of " + occ.incident_id);
+    b.setAttribute("aria-label", "Acknowledge " + tr.dataset.incident + " on this resource");
     f.appendChild(b);
     td.appendChild(f);
+  }
+  function rowFor(key) {
+    var rows = tbody.querySelectorAll("tr[data-group]");
+    for (var i = 0; i < rows.length; i++) {
+      if (rows[i].dataset.group === key) { return rows[i]; }
+    }
+    return null;
+  }
+  // sigFor returns the row's item for an occurrence, adding it if new.
+  function sigFor(tr, occ) {
+    var id = String(occ.id).replace(/[^0-9]/g, "");
+    var li = tr.querySelector('ul.sigs li[data-id="' + id + '"]');
+    if (li) { return li; }
+    li = document.createElement("li");
+    li.dataset.id = id;
+    var c = document.createElement("code"); c.textContent = occ.signature_id;
+    var n = document.createElement("span"); n.className = "n";
+    li.appendChild(c); li.appendChild(document.createTextNode(" ")); li.appendChild(n);
+    tr.querySelector("ul.sigs").appendChild(li);
+    return li;
+  }
+  function setSig(tr, occ) {
+    var li = sigFor(tr, occ);
+    li.dataset.count = occ.count;
+    li.querySelector(".n").textContent = "×" + occ.count;
+    if (occ.acked_at) { li.dataset.acked = "1"; tr.dataset.ackedBy = occ.acked_by || tr.dataset.ackedBy || ""; }
+    if (occ.status === "closed") { li.dataset.closed = "1"; } else { delete li.dataset.closed; }
+    var total = 0, closed = true;
+    tr.querySelectorAll("ul.sigs li").forEach(function (x) {
+      total += Number(x.dataset.count) || 0;
+      if (!x.dataset.closed) { closed = false; }
+    });
+    tr.querySelector("td.count").textContent = total;
+    tr.classList.toggle("closed", closed);
+    ackCell(tr);
   }
   // The title of an incident this page has not shown yet.
   function loadTitle(id) {
@@ -212,11 +257,12 @@
   }
   function upsert(ev) {
     var occ = ev.occurrence;
-    var tr = tbody.querySelector('tr[data-id="' + String(occ.id).replace(/[^0-9]/g, "") + '"]');
+    var key = occ.incident_id + " " + occ.resource;
+    var tr = rowFor(key);
     if (!tr) {
       if (ev.type === "closed") { return; }
       tr = tpl.content.firstElementChild.cloneNode(true);
-      tr.dataset.id = occ.id;
+      tr.dataset.group = key;
       tr.dataset.incident = occ.incident_id;
       var a = tr.querySelector("td a");
       a.href = "/incidents/" + encodeURIComponent(occ.incident_id);
@@ -224,45 +270,49 @@
       if (!titles[occ.incident_id]) { loadTitle(occ.incident_id); }
       tr.querySelector("td code").textContent = occ.incident_id;
       fillLabels(tr.querySelector("ul.labels"), occ.labels);
-      tr.querySelector("code.sample").textContent = (occ.samples && occ.samples[0]) || "";
-      tbody.insertBefore(tr, tbody.firstChild);
     }
-    var where = tr.querySelector("td.where");
-    if (!where.querySelector("ul.labels")) {
-      where.textContent = "";
-      var ul = document.createElement("ul"); ul.className = "labels"; where.appendChild(ul);
-      fillLabels(ul, occ.labels);
+    tbody.insertBefore(tr, tbody.firstChild);
+    var sample = tr.querySelector("code.sample");
+    if (!sample) {
+      sample = document.createElement("code"); sample.className = "sample";
+      tr.querySelector("td.where").appendChild(sample);
     }
-    tr.querySelector("td.count").textContent = occ.count;
+    if (occ.samples && occ.samples[0]) { sample.textContent = occ.samples[0]; }
     var t = tr.querySelector("td.last time");
-    t.setAttribute("datetime", occ.last_seen);
-    t.title = occ.last_seen;
-    t.textContent = ago(occ.last_seen);
-    ackCell(tr.querySelector("td.ackcell"), occ);
-    tr.classList.toggle("closed", occ.status === "closed");
+    if (!t.getAttribute("datetime") || Date.parse(occ.last_seen) >= Date.parse(t.getAttribute("datetime"))) {
+      t.setAttribute("datetime", occ.last_seen);
+      t.title = occ.last_seen;
+      t.textContent = ago(occ.last_seen);
+    }
+    setSig(tr, occ);
     tr.classList.remove("flash");
     void tr.offsetWidth; // restart the animation
     tr.classList.add("flash");
     var empty = tbody.querySelector("tr.empty-row");
     if (empty) { empty.hidden = true; }
-    announce(occ.incident_id + " " + ev.type + ", count " + occ.count);
+    announce(occ.incident_id + " " + ev.type + ", count " + tr.querySelector("td.count").textContent);
   }
 
-  // Acknowledge without leaving the page.
+  // Acknowledge without leaving the page: every open occurrence of the row.
   tbody.addEventListener("submit", function (e) {
     var f = e.target;
     if (!f.classList.contains("ack")) { return; }
     e.preventDefault();
+    var tr = f.closest("tr");
     var btn = f.querySelector("button");
     btn.disabled = true;
-    fetch(f.action, {
-      method: "POST", credentials: "same-origin",
-      headers: { "X-CSRF-Token": csrf, "Accept": "application/json" }
-    }).then(function (r) {
-      if (!r.ok) { throw new Error("HTTP " + r.status); }
-      return r.json();
-    }).then(function (occ) {
-      ackCell(f.parentNode, occ);
+    var ids = (f.dataset.ids || "").split(" ").filter(Boolean);
+    if (ids.length === 0) { ids = [f.action.replace(/.*occurrences\/([0-9]+)\/ack.*/, "$1")]; }
+    Promise.all(ids.map(function (id) {
+      return fetch("/api/v1/occurrences/" + encodeURIComponent(id) + "/ack?by=web", {
+        method: "POST", credentials: "same-origin",
+        headers: { "X-CSRF-Token": csrf, "Accept": "application/json" }
+      }).then(function (r) {
+        if (!r.ok) { throw new Error("HTTP " + r.status); }
+        return r.json();
+      });
+    })).then(function (list) {
+      list.forEach(function (occ) { setSig(tr, occ); });
       announce("Acknowledged");
     }).catch(function (err) {
       btn.disabled = false;
