@@ -4,6 +4,8 @@ import (
 	"html"
 	"os"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -63,5 +65,40 @@ func TestIncidentRunbookSteps(t *testing.T) {
 		if regexp.MustCompile(`^\d+[.)] `).MatchString(text) || text == "Fix" || text == "How to confirm" {
 			t.Errorf("runbook step %q: numbered in its text, or a heading", text)
 		}
+	}
+}
+
+// TestLivePageGroups: /live shows one row per incident and resource, with
+// the signatures it matched inside and their total count.
+func TestLivePageGroups(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	pod := `,"namespace":"shop","node":"worker-3","pod":"web-1"}`
+	body := `{"msg":"loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory"` + pod + "\n" +
+		`{"msg":"Error registering network: failed to acquire lease: node \"worker-3\" pod cidr not assigned"` + pod + "\n" +
+		`{"msg":"Error registering network: failed to acquire lease: node \"worker-3\" pod cidr not assigned"` + pod + "\n" +
+		`{"msg":"loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory","namespace":"shop","node":"worker-4","pod":"web-2"}` + "\n"
+	if r := h.do("POST", "/ingest/v1/ndjson", "application/x-ndjson", []byte(body)); r.status != 200 {
+		t.Fatalf("webhook = %d %s", r.status, r.body)
+	}
+	waitOccurrences(t, h, "flannel-subnet-env-missing", 3)
+	page := h.browser().get("/live").body
+	rows := regexp.MustCompile(`(?s)<tr data-group="[^"]*" data-incident="flannel-subnet-env-missing">.*?</tr>`).FindAll(page, -1)
+	if len(rows) != 2 {
+		t.Fatalf("/live has %d flannel rows, want 2 (web-1 on worker-3, web-2 on worker-4)", len(rows))
+	}
+	var got []string
+	for _, row := range rows {
+		sigs := len(regexp.MustCompile(`<li data-id=`).FindAll(row, -1))
+		count := regexp.MustCompile(`<td class="num count"[^>]*>(\d+)</td>`).FindSubmatch(row)
+		pod := regexp.MustCompile(`pod</span>=<span class="v">([^<]*)<`).FindSubmatch(row)
+		if count == nil || pod == nil {
+			t.Fatalf("row without count or pod: %s", row)
+		}
+		got = append(got, string(pod[1])+" "+strconv.Itoa(sigs)+" signatures, count "+string(count[1]))
+	}
+	slices.Sort(got)
+	want := []string{"web-1 2 signatures, count 3", "web-2 1 signatures, count 1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("/live flannel rows (-want +got):\n%s", diff)
 	}
 }

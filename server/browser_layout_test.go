@@ -129,11 +129,36 @@ func TestBrowserLayout(t *testing.T) {
 	if got := strings.Join(rows, ", "); !strings.Contains(got, "flannel-subnet-env-missing 2 3") || len(rows) != 2 {
 		t.Errorf("live rows (incident, signatures, count) = %q, want flannel-subnet-env-missing with 2 signatures and count 3, and cni-not-initialized", got)
 	}
-	// The Fix card's code block scrolls sideways rather than cutting its lines.
-	tb.do(t, "incident", chromedp.Navigate(h.http.URL+"/incidents/flannel-subnet-env-missing"), chromedp.WaitVisible(chromedp.CSS(".fix pre")))
-	scroll := run(t, tb, "fix code", chromedp.Evaluate[string](`(() => { const p = document.querySelector(".fix pre"); const before = p.scrollLeft; p.scrollLeft = 100; return getComputedStyle(p).overflowX + " " + (p.scrollWidth > p.clientWidth) + " " + (p.scrollLeft > before); })()`))
-	if scroll != "auto true true" {
-		t.Errorf("fix code block overflow, wider than its box, scrolls = %q, want auto true true", scroll)
+	// A third signature on the same pod joins the row as it arrives, and the
+	// row's Acknowledge acknowledges all three.
+	third := `{"msg":"plugin type=\"flannel\" failed (add): failed to load flannel 'subnet.env' file: stat /run/flannel/subnet.env: permission denied"` + pod + "\n"
+	if r := h.do("POST", "/ingest/v1/ndjson", "application/x-ndjson", []byte(third)); r.status != 200 {
+		t.Fatalf("webhook = %d %s", r.status, r.body)
+	}
+	flannelRow := `[...document.querySelectorAll("tr[data-incident=flannel-subnet-env-missing]")]`
+	tb.do(t, "third signature", chromedp.Poll[chromedp.Void](flannelRow+`.length === 1 && `+flannelRow+`[0].querySelectorAll("ul.sigs li").length === 3 && `+flannelRow+`[0].querySelector("td.count").textContent === "4"`,
+		chromedp.WithPollingTimeout(10*time.Second)))
+	tb.do(t, "acknowledge the row",
+		chromedp.Click(chromedp.CSS(`tr[data-incident="flannel-subnet-env-missing"] form.ack button`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-incident="flannel-subnet-env-missing"] .acked`)),
+	)
+	list, err := h.occ.List(t.Context(), kb.OccurrenceFilter{Incident: "flannel-subnet-env-missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range list {
+		if o.AckedAt == nil {
+			t.Errorf("occurrence %d (%s) is not acknowledged after the row's Acknowledge", o.ID, o.SignatureID)
+		}
+	}
+
+	// The Fix card's code shows all of its lines, at both widths.
+	for _, width := range []int64{1280, 375} {
+		tb.do(t, "incident", chromedp.EmulateViewport(width, 900), chromedp.Navigate(h.http.URL+"/incidents/flannel-subnet-env-missing"), chromedp.WaitVisible(chromedp.CSS(".fix pre")))
+		cut := run(t, tb, "fix code", chromedp.Evaluate[[]string](`[...document.querySelectorAll(".card.fix pre, .card.cause pre")].filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60))`))
+		if len(cut) > 0 {
+			t.Errorf("at %dpx the Fix card's code is cut at the side: %q", width, cut)
+		}
 	}
 }
 
