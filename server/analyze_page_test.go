@@ -82,7 +82,7 @@ func TestLivePageGroups(t *testing.T) {
 	}
 	waitOccurrences(t, h, "flannel-subnet-env-missing", 3)
 	page := h.browser().get("/live").body
-	rows := regexp.MustCompile(`(?s)<tr data-group="[^"]*" data-incident="flannel-subnet-env-missing">.*?</tr>`).FindAll(page, -1)
+	rows := regexp.MustCompile(`(?s)<tr data-group="[^"]*" data-incident="flannel-subnet-env-missing" data-id="\d+">.*?</tr>`).FindAll(page, -1)
 	if len(rows) != 2 {
 		t.Fatalf("/live has %d flannel rows, want 2 (web-1 on worker-3, web-2 on worker-4)", len(rows))
 	}

@@ -53,7 +53,7 @@ func (s *Server) liveRows(list []kb.Occurrence) []web.LiveRow {
 		if !ok {
 			i = len(rows)
 			index[key] = i
-			rows = append(rows, web.LiveRow{Key: key, IncidentID: o.IncidentID, Title: s.incidentTitle(o.IncidentID),
+			rows = append(rows, web.LiveRow{ID: o.ID, Key: key, IncidentID: o.IncidentID, Title: s.incidentTitle(o.IncidentID),
 				Labels: web.Labels(o.Labels), FirstSeen: o.FirstSeen, LastSeen: o.LastSeen, Sample: firstSample(o.Samples), Acked: true})
 		}
 		r := &rows[i]
