@@ -194,6 +194,14 @@ func TestParseMarkdownIDs(t *testing.T) {
 	f("x/a.md", "---\nid: my-id\n---\n# T\n", "my-id")
 	f("x/b.md", "IL-0042 Org · 2024-01-01\n\ntext\n", "IL-0042")
 	f("x/Post Mortem (2024).md", "# T\n", "Post-Mortem-2024")
+	// Without a file name (an API body, a pasted form) the id comes from
+	// the content: the title's slug and a short hash of the text.
+	f("", "# Broker disk full\n\nThe volume filled.\n", "broker-disk-full-"+contentHash([]byte("# Broker disk full\n\nThe volume filled.\n"))[:8])
+	a, _ := ParseMarkdown("", []byte("# Same title\n\none text\n"))
+	b, _ := ParseMarkdown("", []byte("# Same title\n\nanother text\n"))
+	if a.ID == b.ID || !strings.HasPrefix(a.ID, "same-title-") {
+		t.Errorf("two unnamed write-ups with one title got ids %q and %q, want same-title-<hash>, distinct", a.ID, b.ID)
+	}
 	if _, err := ParseMarkdown("x.md", []byte("---\nid: ../etc\n---\n")); err == nil {
 		t.Errorf("ParseMarkdown accepted id ../etc")
 	}
