@@ -69,7 +69,7 @@ func parsePaths(paths []string) ([]*kb.Incident, error) {
 }
 
 func loadAll(ctx context.Context, e *env, cfg *Config) ([]*kb.Incident, error) {
-	k, err := openKB(ctx, e, cfg, indexNone)
+	k, err := openKBRead(ctx, e, cfg, indexNone)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func newEngine(ctx context.Context, e *env, cfg *Config) (*engine, func(), error
 	if cfg.Server != "" {
 		return &engine{server: newClient(*cfg)}, func() {}, nil
 	}
-	k, err := openKB(ctx, e, cfg, indexOptional)
+	k, err := openKBRead(ctx, e, cfg, indexOptional)
 	if err != nil {
 		return nil, nil, err
 	}

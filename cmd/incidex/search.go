@@ -60,7 +60,7 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 }
 
 func localSearch(ctx context.Context, e *env, cfg *Config, req kb.SearchRequest) (*kb.SearchResult, error) {
-	k, err := openKB(ctx, e, cfg, indexOptional)
+	k, err := openKBRead(ctx, e, cfg, indexOptional)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +71,9 @@ func localSearch(ctx context.Context, e *env, cfg *Config, req kb.SearchRequest)
 			return newClient(*cfg).search(ctx, req)
 		}
 		return nil, fmt.Errorf("%w: pass --server URL of the incidex serve that holds it", kb.ErrIndexLocked)
+	}
+	if !k.HasIndex() {
+		return nil, fmt.Errorf("no search index readable in %s (read-only): run incidex reindex there with write access, or pass --server", cfg.DataDir)
 	}
 	return k.Search(ctx, req)
 }

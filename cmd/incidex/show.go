@@ -23,7 +23,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usageErr("want exactly one incident id: incidex show ID")
 	}
-	k, err := openKB(ctx, e, &cfg, indexNone)
+	k, err := openKBRead(ctx, e, &cfg, indexNone)
 	if err != nil {
 		return err
 	}
