@@ -31,17 +31,20 @@ type Config struct {
 	AdminToken  string
 	ReadToken   string
 	Insecure    bool
-	QuietPeriod time.Duration
-	Retention   time.Duration
-	QueueSize   int
-	Workers     int
-	NotifyURL   string
-	SlackURL    string
-	PublicURL   string
-	Spool       string
-	SpoolBytes  int64
-	MaxBody     int64
-	Color       string // auto, always or never
+	// GenerateTokens makes serve generate missing ingest and admin tokens
+	// into the data directory (the container image sets it).
+	GenerateTokens bool
+	QuietPeriod    time.Duration
+	Retention      time.Duration
+	QueueSize      int
+	Workers        int
+	NotifyURL      string
+	SlackURL       string
+	PublicURL      string
+	Spool          string
+	SpoolBytes     int64
+	MaxBody        int64
+	Color          string // auto, always or never
 }
 
 // DefaultConfig returns the defaults, before environment and flags.
@@ -108,7 +111,7 @@ func (c *Config) fromEnv(getenv func(string) string) error {
 	for _, b := range []struct {
 		name string
 		dst  *bool
-	}{{"INCIDEX_NO_STARTER", &c.NoStarter}, {"INCIDEX_INSECURE", &c.Insecure}} {
+	}{{"INCIDEX_NO_STARTER", &c.NoStarter}, {"INCIDEX_INSECURE", &c.Insecure}, {"INCIDEX_GENERATE_TOKENS", &c.GenerateTokens}} {
 		if v := getenv(b.name); v != "" {
 			x, err := strconv.ParseBool(v)
 			if err != nil {
