@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/incidex/incidex/bench/benchgen"
 )
 
 // incidexEnv is incidex with more environment variables than INCIDEX_DATA.
@@ -161,5 +163,23 @@ func TestConfigPrintsDurations(t *testing.T) {
 	}
 	if got["QuietPeriod"] != "10m0s" || got["Retention"] != "720h0m0s" || got["Workers"] != float64(2) {
 		t.Errorf("config --json QuietPeriod=%v Retention=%v Workers=%v, want 10m0s, 720h0m0s, 2", got["QuietPeriod"], got["Retention"], got["Workers"])
+	}
+}
+
+func TestIngestWarnsAboutCaps(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "dump.md")
+	if err := os.WriteFile(f, benchgen.BigWriteup(1_000_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := incidex(t, dir, "", "ingest", "--no-starter", f)
+	if r.code != 0 || !strings.Contains(r.stderr, "incidex ingest: warning: "+f+": the write-up is 976 KB: only its first 256 KB is kept and searched (the cap per write-up)") ||
+		!strings.Contains(r.stderr, "300 signatures, the cap per write-up") {
+		t.Errorf("ingest of a 1 MB write-up: exit %d\n%s", r.code, r.stderr)
+	}
+	r = incidex(t, dir, "", "ingest", "--force", "--json", f)
+	var rep struct{ Warnings []string }
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || len(rep.Warnings) == 0 {
+		t.Errorf("ingest --json warnings = %v (%v)\n%s", rep.Warnings, err, r.stdout)
 	}
 }
