@@ -3,8 +3,10 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 FUZZTIME  ?= 20s
 BENCHTIME ?= 2s
 GO        ?= go
+# The image name for make image: your registry, e.g. ghcr.io/your-org/incidex:v1.2.
+IMAGE     ?= incidex:$(VERSION)
 
-.PHONY: build test race fuzz bench golden lint clean
+.PHONY: build test race fuzz bench golden lint clean image
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o incidex ./cmd/incidex
@@ -54,6 +56,16 @@ golden:
 lint:
 	test -z "$$(gofmt -l .)"
 	$(GO) vet ./...
+
+# Print the commands that build the container image, push it, and point
+# deploy/kubernetes.yaml at it (no Docker engine is assumed here).
+image:
+	@echo "# build and push $(IMAGE) (set IMAGE=registry/name:tag):"
+	@echo "docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) ."
+	@echo "docker push $(IMAGE)"
+	@echo "# then use it in the manifest:"
+	@echo "sed -i 's|image: incidex:dev|image: $(IMAGE)|' deploy/kubernetes.yaml"
+	@echo "# or, on kind without a registry: kind load docker-image $(IMAGE)"
 
 clean:
 	rm -f incidex

@@ -21,6 +21,8 @@ type Report struct {
 	Incidents []string `json:"incidents"` // ids written
 	Unchanged int      `json:"unchanged"` // files skipped because their content hash is unchanged
 	Failed    []error  `json:"-"`         // one *FileError per bad file
+	// Warnings say what the caps per write-up left out: "path: what".
+	Warnings []string `json:"warnings"`
 }
 
 // LoadOptions tune Load.
@@ -103,6 +105,11 @@ func loadItems(ctx context.Context, store Store, items []loadItem, opts LoadOpti
 		case skip:
 			rep.Unchanged++
 		default:
+			for _, inc := range w.Incidents {
+				for _, m := range inc.Warnings {
+					rep.Warnings = append(rep.Warnings, it.path+": "+m)
+				}
+			}
 			pending = append(pending, w)
 			pendingPaths = append(pendingPaths, it.path)
 		}

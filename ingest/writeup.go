@@ -144,6 +144,7 @@ func ParseWriteup(name string, data []byte) ([]*kb.Incident, error) {
 	}
 	for _, inc := range incs {
 		normalize(inc)
+		capIncident(inc)
 	}
 	return incs, nil
 }

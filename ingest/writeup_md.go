@@ -61,11 +61,11 @@ func ParseMarkdown(name string, data []byte) (*kb.Incident, error) {
 		Counter: []string(fm.Counterexamples), Organisation: firstNonEmpty(fm.Organisation, fm.Organization, fm.Org),
 		Logs: d.blocks, Runbook: d.steps, References: d.refs,
 	}
-	inc.ID, err = writeupID(fm.ID, body, name)
+	inc.Title = firstNonEmpty(fm.Title, d.title, baseName(name))
+	inc.ID, err = writeupID(fm.ID, body, name, inc.Title)
 	if err != nil {
 		return nil, err
 	}
-	inc.Title = firstNonEmpty(fm.Title, d.title, baseName(name))
 	inc.Date = normDate(firstNonEmpty(fm.Date, d.date))
 	d.fillSections(inc)
 	if inc.Summary == "" {
@@ -292,8 +292,11 @@ func joinText(a, b string) string {
 }
 
 // writeupID picks the incident id: front matter, else a library id leading
-// the first line (IL-0087), else the file name.
-func writeupID(fmID string, body []byte, name string) (string, error) {
+// the first line, else the file name. A write-up without a file name (an
+// upload of a bare body, a pasted form) is named from its content: a slug of
+// its title and a short hash of its text, so two different uploads never
+// share an id and the same upload twice gets the same one.
+func writeupID(fmID string, body []byte, name, title string) (string, error) {
 	if fmID != "" {
 		if !validID(fmID) {
 			return "", fmt.Errorf("front matter id %q: use letters, digits, '.', '_' and '-'", fmID)
@@ -307,7 +310,14 @@ func writeupID(fmID string, body []byte, name string) (string, error) {
 	if m := libraryID.FindSubmatch(bytes.TrimLeft(first, "# ")); m != nil {
 		return string(m[1]), nil
 	}
-	return slug(baseName(name)), nil
+	if baseName(name) != "" {
+		return slug(baseName(name)), nil
+	}
+	t := slug(strings.ToLower(title))
+	if len(t) > 60 {
+		t = strings.TrimRight(t[:60], "-._")
+	}
+	return t + "-" + contentHash(body)[:8], nil
 }
 
 var libraryID = regexp.MustCompile(`^([A-Z][A-Z0-9]{0,7}-\d{1,7})\b`)

@@ -140,43 +140,47 @@ func TestParseLibraryEntries(t *testing.T) {
 	}
 }
 
-// TestParseSeeds checks the two real write-ups in ../shared/seeds (the
-// project's reference inputs; CI has them beside the repo).
-func TestParseSeeds(t *testing.T) {
-	dir := "../../shared/seeds"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("seeds not present at %s", dir)
-	}
-	il := parseFile(t, filepath.Join(dir, "IL-0087-fyra-labs.txt"))
+// TestParseInputFormats checks the repository's two write-ups in the two
+// input formats (testdata/writeups at the module root): an incident-library
+// entry with its tags glued to the date and its fields glued together, and
+// a Markdown postmortem whose later "Root Cause Analysis" revises its first
+// guess.
+func TestParseInputFormats(t *testing.T) {
+	dir := "../testdata/writeups"
+	il := parseFile(t, filepath.Join(dir, "IL-0311-harbor-systems.txt"))
 	if len(il) != 1 {
-		t.Fatalf("IL-0087 gave %d incidents", len(il))
+		t.Fatalf("IL-0311 gave %d incidents", len(il))
 	}
 	i := il[0]
-	if i.ID != "IL-0087" || i.Organisation != "Fyra Labs" || i.Date != "2023-04-09" || strings.Join(i.Tags, ",") != "kubernetes,networking" || i.CauseStatus != kb.CauseUnknown {
-		t.Errorf("IL-0087 = %s / %s / %s / %v / %s", i.ID, i.Organisation, i.Date, i.Tags, i.CauseStatus)
+	if i.ID != "IL-0311" || i.Organisation != "Harbor Systems" || i.Date != "2024-07-16" || strings.Join(i.Tags, ",") != "kubernetes,networking" || i.CauseStatus != kb.CauseUnknown {
+		t.Errorf("IL-0311 = %s / %s / %s / %v / %s", i.ID, i.Organisation, i.Date, i.Tags, i.CauseStatus)
 	}
 	if len(i.Logs) != 1 || !strings.Contains(i.Logs[0].Lines[0], "dial tcp 10.43.0.1:443: i/o timeout") {
-		t.Errorf("IL-0087 log text = %+v", i.Logs)
+		t.Errorf("IL-0311 log text = %+v", i.Logs)
 	}
-	fl := parseFile(t, filepath.Join(dir, "flannel-valkey-writeup.md"))[0]
-	if !strings.Contains(fl.RootCause, "race condition") || len(fl.Superseded) != 1 || !strings.Contains(fl.Superseded[0], "subnet.env") {
-		t.Errorf("flannel root cause = %q superseded = %q", fl.RootCause, fl.Superseded)
+	if !strings.Contains(i.Symptoms, "Runner pods without IP addresses") || !strings.Contains(i.Symptoms, "Build queue stalled") {
+		t.Errorf("IL-0311 symptoms = %q, want the two glued symptoms apart", i.Symptoms)
+	}
+	pg := parseFile(t, filepath.Join(dir, "postgres-sandbox-race.md"))[0]
+	if !strings.Contains(pg.RootCause, "race condition") || len(pg.Superseded) != 1 || !strings.Contains(pg.Superseded[0], "subnet.env") {
+		t.Errorf("postgres root cause = %q superseded = %q", pg.RootCause, pg.Superseded)
 	}
 	var cmds []string
-	for _, s := range fl.Runbook {
+	for _, s := range pg.Runbook {
 		cmds = append(cmds, s.Command)
 	}
-	if !strings.Contains(strings.Join(cmds, "\n"), "talosctl get machineconfig -n <node-ip>") || !strings.Contains(strings.Join(cmds, "\n"), "kubectl get daemonset -n kube-flannel") {
-		t.Errorf("flannel runbook = %q", cmds)
+	all := strings.Join(cmds, "\n")
+	if !strings.Contains(all, "crictl pods --name pg-ledger-0") || !strings.Contains(all, "kubectl -n kube-flannel get pods -o wide --field-selector spec.nodeName=edge-2") {
+		t.Errorf("postgres runbook = %q", cmds)
 	}
 	var events int
-	for _, s := range fl.Signatures {
+	for _, s := range pg.Signatures {
 		if s.Kind == kb.SigEvent {
 			events++
 		}
 	}
 	if events != 2 {
-		t.Errorf("flannel has %d event signatures, want 2 (NodeNotReady, FailedCreatePodSandBox)", events)
+		t.Errorf("postgres has %d event signatures, want 2 (NodeNotReady, FailedCreatePodSandBox)", events)
 	}
 }
 
@@ -194,6 +198,14 @@ func TestParseMarkdownIDs(t *testing.T) {
 	f("x/a.md", "---\nid: my-id\n---\n# T\n", "my-id")
 	f("x/b.md", "IL-0042 Org · 2024-01-01\n\ntext\n", "IL-0042")
 	f("x/Post Mortem (2024).md", "# T\n", "Post-Mortem-2024")
+	// Without a file name (an API body, a pasted form) the id comes from
+	// the content: the title's slug and a short hash of the text.
+	f("", "# Broker disk full\n\nThe volume filled.\n", "broker-disk-full-"+contentHash([]byte("# Broker disk full\n\nThe volume filled.\n"))[:8])
+	a, _ := ParseMarkdown("", []byte("# Same title\n\none text\n"))
+	b, _ := ParseMarkdown("", []byte("# Same title\n\nanother text\n"))
+	if a.ID == b.ID || !strings.HasPrefix(a.ID, "same-title-") {
+		t.Errorf("two unnamed write-ups with one title got ids %q and %q, want same-title-<hash>, distinct", a.ID, b.ID)
+	}
 	if _, err := ParseMarkdown("x.md", []byte("---\nid: ../etc\n---\n")); err == nil {
 		t.Errorf("ParseMarkdown accepted id ../etc")
 	}

@@ -25,6 +25,62 @@ var migrationFS embed.FS
 func openDB(ctx context.Context, file string) (*sql.DB, error) {
 	dsn := "file:" + (&url.URL{Path: file}).EscapedPath() +
 		"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=synchronous(normal)"
+	db, err := ping(ctx, dsn, file)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("migrate database %s: %w", file, err)
+	}
+	return db, nil
+}
+
+// openDBReadOnly opens the database for reading only, on a data directory
+// or a mount this process cannot write. A WAL database needs its -shm file;
+// where that cannot be created, the file is opened as immutable (nothing
+// can change it from here either). The schema must be current: migrating
+// is a write.
+func openDBReadOnly(ctx context.Context, file string) (*sql.DB, error) {
+	base := "file:" + (&url.URL{Path: file}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
+	db, err := ping(ctx, base, file)
+	if err == nil {
+		err = checkSchema(ctx, db)
+		if err != nil {
+			_ = db.Close()
+		}
+	}
+	if err != nil {
+		var e2 error
+		if db, e2 = ping(ctx, base+"&immutable=1", file); e2 != nil {
+			return nil, err
+		}
+		if err := checkSchema(ctx, db); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("open database %s read-only: %w", file, err)
+		}
+	}
+	return db, nil
+}
+
+// checkSchema reads the schema version, which also proves the database
+// file can be read, and refuses a schema that needs migrating.
+func checkSchema(ctx context.Context, db *sql.DB) error {
+	names, err := migrations()
+	if err != nil {
+		return err
+	}
+	var version int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version != len(names) {
+		return fmt.Errorf("database is at schema version %d, this incidex knows %d: run a command that writes (incidex reindex) with write access first", version, len(names))
+	}
+	return nil
+}
+
+func ping(ctx context.Context, dsn, file string) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", file, err)
@@ -32,10 +88,6 @@ func openDB(ctx context.Context, file string) (*sql.DB, error) {
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open database %s: %w", file, err)
-	}
-	if err := migrate(ctx, db); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("migrate database %s: %w", file, err)
 	}
 	return db, nil
 }

@@ -57,7 +57,10 @@ type Incident struct {
 	// Body is the original text of the write-up (or of its library entry).
 	Body string `json:"body"`
 	// Hash identifies the content the incident was parsed from.
-	Hash      string    `json:"hash"`
+	Hash string `json:"hash"`
+	// Warnings say what of the write-up was not kept: the caps on text and
+	// signatures per write-up.
+	Warnings  []string  `json:"warnings,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }

@@ -26,6 +26,11 @@ type Options struct {
 	// (Search then returns ErrIndexLocked; writes are indexed by the holder,
 	// which picks them up from index_pending).
 	IndexOptional bool
+	// ReadOnly opens for lookups only, on a data directory this process
+	// cannot write: the database read-only, the index read-only when it is
+	// there and current, else none (Search then returns ErrIndexLocked).
+	// Nothing is repaired or migrated; writes fail.
+	ReadOnly bool
 	// LockWait is how long to wait for the index lock. Default 1s.
 	LockWait time.Duration
 	// Now returns the current time; default time.Now.
@@ -59,6 +64,9 @@ const (
 func Open(ctx context.Context, opts Options) (*KB, error) {
 	if opts.Dir == "" {
 		return nil, &ValidationError{Field: "dir", Msg: "is empty"}
+	}
+	if opts.ReadOnly {
+		return openReadOnly(ctx, opts)
 	}
 	if err := os.MkdirAll(opts.Dir, dirPerms); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)

@@ -72,24 +72,25 @@ func (s *Server) handleListSignatures(c *gin.Context) {
 }
 
 // handleCreateIncident stores a write-up uploaded as Markdown (the raw
-// body, or the "file" field of a form). Its id comes from the write-up.
+// body, or the "file" field of a form). Its id comes from the write-up; an
+// id that already exists answers 409 with that id, unless ?replace=1.
 func (s *Server) handleCreateIncident(c *gin.Context) {
-	s.putWriteup(c, "")
+	s.putWriteup(c, "", c.Query("replace") == "1")
 }
 
 // handleUpdateIncident replaces incident :id with the uploaded write-up,
 // which must have the same id.
 func (s *Server) handleUpdateIncident(c *gin.Context) {
-	s.putWriteup(c, c.Param("id"))
+	s.putWriteup(c, c.Param("id"), true)
 }
 
-func (s *Server) putWriteup(c *gin.Context, wantID string) {
+func (s *Server) putWriteup(c *gin.Context, wantID string, replace bool) {
 	data, name, err := readUpload(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	incs, err := s.StoreWriteup(c.Request.Context(), name, data, wantID)
+	incs, err := s.StoreWriteup(c.Request.Context(), name, data, wantID, replace)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -101,9 +102,19 @@ func (s *Server) putWriteup(c *gin.Context, wantID string) {
 	c.JSON(status, gin.H{"incidents": incs})
 }
 
+// existsError is a create whose incident id is already taken.
+type existsError struct{ id string }
+
+func (e *existsError) Error() string {
+	return fmt.Sprintf("incident %q already exists: PUT /api/v1/incidents/%s (or POST with ?replace=1) replaces it", e.id, e.id)
+}
+
+func (e *existsError) Unwrap() error { return kb.ErrConflict }
+
 // StoreWriteup parses and stores a write-up (API and web forms), then
-// reloads the matcher so its signatures match at once.
-func (s *Server) StoreWriteup(ctx context.Context, name string, data []byte, wantID string) ([]*kb.Incident, error) {
+// reloads the matcher so its signatures match at once. Without replace, an
+// incident id that already exists is an *existsError (409).
+func (s *Server) StoreWriteup(ctx context.Context, name string, data []byte, wantID string, replace bool) ([]*kb.Incident, error) {
 	if err := ingest.CheckText(data, maxUploadBytes); err != nil {
 		return nil, &kb.ValidationError{Field: "body", Msg: err.Error()}
 	}
@@ -113,6 +124,17 @@ func (s *Server) StoreWriteup(ctx context.Context, name string, data []byte, wan
 	}
 	if wantID != "" && (len(incs) != 1 || incs[0].ID != wantID) {
 		return nil, &kb.ValidationError{Field: "id", Msg: fmt.Sprintf("write-up defines %s, not %s", idsOf(incs), wantID)}
+	}
+	if !replace {
+		for _, inc := range incs {
+			_, err := s.kb.Get(ctx, inc.ID)
+			if err == nil {
+				return nil, &existsError{id: inc.ID}
+			}
+			if !errors.Is(err, kb.ErrNotFound) {
+				return nil, err
+			}
+		}
 	}
 	for _, inc := range incs {
 		inc.Source = "api:" + inc.ID
@@ -160,7 +182,7 @@ func readUpload(c *gin.Context) ([]byte, string, error) {
 	if len(b) > maxUploadBytes {
 		return nil, "", fmt.Errorf("write-up is over the %d-byte limit: %w", maxUploadBytes, ingest.ErrTooLarge)
 	}
-	return b, "upload.md", nil
+	return b, "", nil // a bare body has no name: its id comes from its content
 }
 
 func (s *Server) handleDeleteIncident(c *gin.Context) {

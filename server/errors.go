@@ -16,6 +16,7 @@ import (
 type errorBody struct {
 	Error string `json:"error"`
 	Field string `json:"field,omitempty"`
+	ID    string `json:"id,omitempty"` // the existing incident of a 409 on create
 }
 
 // writeError is the one mapping from domain errors to HTTP: not found 404,
@@ -32,7 +33,10 @@ func (s *Server) errorResponse(c *gin.Context, err error) (int, errorBody) {
 	var ve *kb.ValidationError
 	var se *patterns.SyntaxError
 	var fe *ingest.FileError
+	var ee *existsError
 	switch {
+	case errors.As(err, &ee):
+		return http.StatusConflict, errorBody{Error: ee.Error(), ID: ee.id}
 	case errors.Is(err, kb.ErrNotFound):
 		return http.StatusNotFound, msgBody(err.Error())
 	case errors.As(err, &ve):

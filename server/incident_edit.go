@@ -2,8 +2,8 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -43,7 +43,9 @@ func (s *Server) handleEditIncidentPage(c *gin.Context) {
 
 // handleSaveIncidentPage serves POST /incidents/new and
 // /incidents/:id/edit: Preview parses the write-up and shows what would be
-// stored; Save stores it and redirects to the incident.
+// stored; Save stores it and redirects to the incident. A new write-up
+// whose id already exists is not saved: the page says so, and its form
+// then posts with ?replace=1, so saving again is the explicit confirmation.
 func (s *Server) handleSaveIncidentPage(c *gin.Context) {
 	id := c.Param("id")
 	d := s.editData(c, id)
@@ -51,7 +53,8 @@ func (s *Server) handleSaveIncidentPage(c *gin.Context) {
 	d.Text, d.Name = string(data), name
 	if err == nil && c.PostForm("action") == "save" {
 		var incs []*kb.Incident
-		if incs, err = s.StoreWriteup(c.Request.Context(), name, data, id); err == nil {
+		replace := id != "" || c.Query("replace") == "1"
+		if incs, err = s.StoreWriteup(c.Request.Context(), name, data, id, replace); err == nil {
 			c.Redirect(http.StatusSeeOther, web.IncidentURL(incs[0].ID))
 			return
 		}
@@ -64,6 +67,10 @@ func (s *Server) handleSaveIncidentPage(c *gin.Context) {
 		var body errorBody
 		status, body = s.errorResponse(c, err)
 		d.Error = body.Error
+		if ee := (*existsError)(nil); errors.As(err, &ee) {
+			d.Error = fmt.Sprintf("Not saved: incident %s already exists (%s). Save again to replace it, or change the write-up's id or title.", ee.id, web.IncidentURL(ee.id))
+			d.Action = "/incidents/new?replace=1"
+		}
 	}
 	s.render(c, status, "edit", d)
 }
@@ -97,37 +104,18 @@ func editInput(r *http.Request, id string) ([]byte, string, error) {
 	if err := ingest.CheckText(data, maxUploadBytes); err != nil {
 		return data, name, &kb.ValidationError{Field: "markdown", Msg: err.Error()}
 	}
-	return data, writeupName(data, name, id), nil
+	return data, writeupName(name, id), nil
 }
 
 // writeupName is the name a write-up is parsed under: its id comes from
 // front matter or a library id, else from this name. An edit keeps the
-// incident's id; a pasted write-up without one is named after its title.
-func writeupName(data []byte, name, id string) string {
-	switch {
-	case id != "":
+// incident's id; a pasted write-up has no name, so its id comes from its
+// title and content.
+func writeupName(name, id string) string {
+	if id != "" {
 		return id + ".md"
-	case name != "" && name != "upload.md":
-		return name
 	}
-	incs, err := ingest.ParseWriteup("upload.md", data)
-	if err != nil || len(incs) != 1 || incs[0].ID != "upload" {
-		return "upload.md"
-	}
-	if slug := slugify(incs[0].Title); slug != "" {
-		return slug + ".md"
-	}
-	return "upload.md"
-}
-
-var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
-
-func slugify(s string) string {
-	s = strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	if len(s) > 60 {
-		s = strings.TrimRight(s[:60], "-")
-	}
-	return s
+	return name
 }
 
 // previewWriteup parses a write-up without storing it.

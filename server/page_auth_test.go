@@ -106,7 +106,7 @@ func TestWriteupPreviewAndSave(t *testing.T) {
 	b.postForm("/login", url.Values{"token": {"adm"}})
 	md := "# Broker disk full\n\n## Symptoms\n\n```log\nE0101 00:00:00.000000 1 a.go:1] broker: write segment /data/kafka/log-42: no space left on device\n```\n\n## Root Cause\n\nThe broker's volume filled up.\n"
 	r := b.postMultipart("/incidents/new", map[string]string{"action": "preview", "markdown": md}, "", "")
-	wantPage(t, "preview", r, 200, "Preview: Broker disk full <code>broker-disk-full</code>", `broker: write segment /data/kafka/<var class="ph">&lt;id&gt;</var>: no space left on device`,
+	wantPage(t, "preview", r, 200, "Preview: Broker disk full <code>broker-disk-full-", `broker: write segment /data/kafka/<var class="ph">&lt;id&gt;</var>: no space left on device`,
 		"<p>The broker's volume filled up.</p>", "# Broker disk full\n")
 	if list := h.do("GET", "/api/v1/incidents", "", nil); strings.Contains(string(list.body), "broker-disk-full") {
 		t.Error("preview stored the write-up")

@@ -38,9 +38,9 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	} else {
-		printCheck(e, rep)
+		printCheck(e, rep, *strict)
 	}
-	if !rep.OK() || (*strict && len(rep.Warnings) > 0) {
+	if !passed(rep, *strict) {
 		return &exitErr{code: exitNone}
 	}
 	return nil
@@ -69,7 +69,7 @@ func parsePaths(paths []string) ([]*kb.Incident, error) {
 }
 
 func loadAll(ctx context.Context, e *env, cfg *Config) ([]*kb.Incident, error) {
-	k, err := openKB(ctx, e, cfg, indexNone)
+	k, err := openKBRead(ctx, e, cfg, indexNone)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,14 @@ func loadAll(ctx context.Context, e *env, cfg *Config) ([]*kb.Incident, error) {
 	return out, nil
 }
 
-func printCheck(e *env, r *kb.CheckReport) {
+// passed is the check's verdict: no failures, and with strict no warnings.
+func passed(r *kb.CheckReport, strict bool) bool {
+	return r.OK() && (!strict || len(r.Warnings) == 0)
+}
+
+// printCheck prints the problems, then a last line whose verdict agrees
+// with the exit status.
+func printCheck(e *env, r *kb.CheckReport, strict bool) {
 	for _, p := range r.Failures {
 		fmt.Fprintf(e.stdout, "FAIL %-14s %s", p.Kind, p.Incident)
 		if p.Signature != "" {
@@ -107,8 +114,11 @@ func printCheck(e *env, r *kb.CheckReport) {
 		fmt.Fprintf(e.stdout, "note: %d examples also match another incident at a clearly lower score (listed under secondary in --json)\n", len(r.Secondary))
 	}
 	status := "ok"
-	if !r.OK() {
+	switch {
+	case !r.OK():
 		status = "FAILED"
+	case !passed(r, strict):
+		status = "FAILED (--strict: warnings fail)"
 	}
 	fmt.Fprintf(e.stdout, "%s: %d incidents, %d signatures, %d example lines; %d failures, %d warnings\n",
 		status, r.Incidents, r.Signatures, r.Examples, len(r.Failures), len(r.Warnings))

@@ -1,15 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // Config is incidex's configuration: defaults, then INCIDEX_* environment
@@ -25,16 +31,20 @@ type Config struct {
 	AdminToken  string
 	ReadToken   string
 	Insecure    bool
-	QuietPeriod time.Duration
-	Retention   time.Duration
-	QueueSize   int
-	Workers     int
-	NotifyURL   string
-	SlackURL    string
-	PublicURL   string
-	Spool       string
-	SpoolBytes  int64
-	MaxBody     int64
+	// GenerateTokens makes serve generate missing ingest and admin tokens
+	// into the data directory (the container image sets it).
+	GenerateTokens bool
+	QuietPeriod    time.Duration
+	Retention      time.Duration
+	QueueSize      int
+	Workers        int
+	NotifyURL      string
+	SlackURL       string
+	PublicURL      string
+	Spool          string
+	SpoolBytes     int64
+	MaxBody        int64
+	Color          string // auto, always or never
 }
 
 // DefaultConfig returns the defaults, before environment and flags.
@@ -51,6 +61,7 @@ func DefaultConfig() Config {
 		Spool:       "on",
 		SpoolBytes:  1 << 30,
 		MaxBody:     64 << 20,
+		Color:       "auto",
 	}
 }
 
@@ -100,7 +111,7 @@ func (c *Config) fromEnv(getenv func(string) string) error {
 	for _, b := range []struct {
 		name string
 		dst  *bool
-	}{{"INCIDEX_NO_STARTER", &c.NoStarter}, {"INCIDEX_INSECURE", &c.Insecure}} {
+	}{{"INCIDEX_NO_STARTER", &c.NoStarter}, {"INCIDEX_INSECURE", &c.Insecure}, {"INCIDEX_GENERATE_TOKENS", &c.GenerateTokens}} {
 		if v := getenv(b.name); v != "" {
 			x, err := strconv.ParseBool(v)
 			if err != nil {
@@ -118,6 +129,7 @@ func (c *Config) common(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (env INCIDEX_DATA)")
 	fs.BoolVar(&c.NoStarter, "no-starter", c.NoStarter, "create a new data directory without the starter knowledge base (env INCIDEX_NO_STARTER=1)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn, error (env INCIDEX_LOG_LEVEL)")
+	fs.StringVar(&c.Color, "color", c.Color, "bold and colour: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never")
 }
 
 // Validate checks the configuration once, at startup.
@@ -133,6 +145,11 @@ func (c *Config) Validate() error {
 	case "auto", "text", "json":
 	default:
 		errs = append(errs, fmt.Errorf("log format %q: want auto, text or json", c.LogFormat))
+	}
+	switch c.Color {
+	case "auto", "always", "never":
+	default:
+		errs = append(errs, fmt.Errorf("--color %q: want auto, always or never", c.Color))
 	}
 	switch c.Spool {
 	case "on", "off":
@@ -180,10 +197,26 @@ func (c *Config) logger(e *env) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(e.stderr, opts))
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// colorOn reports whether output to w gets bold and colour: --color=always
+// or never decide; auto means w is a terminal, NO_COLOR is unset (see
+// no-color.org) and TERM is not dumb.
+func (c *Config) colorOn(e *env, w io.Writer) bool {
+	switch c.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if e.getenv("NO_COLOR") != "" || e.getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
 }
+
+// isTerminal reports whether f is a terminal (not merely a character
+// device: /dev/null is one too).
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // redacted returns the config with secrets replaced, for printing.
 func (c Config) redacted() Config {
@@ -193,4 +226,48 @@ func (c Config) redacted() Config {
 		}
 	}
 	return c
+}
+
+// configField is one setting as incidex config prints it.
+type configField struct {
+	Key   string
+	Value any
+}
+
+// configFields is the config in field order, durations as durations
+// ("10m0s", not nanoseconds).
+type configFields []configField
+
+func (c Config) fields() configFields {
+	v := reflect.ValueOf(c)
+	out := make(configFields, 0, v.NumField())
+	for i := range v.NumField() {
+		val := v.Field(i).Interface()
+		if d, ok := val.(time.Duration); ok {
+			val = d.String()
+		}
+		out = append(out, configField{Key: v.Type().Field(i).Name, Value: val})
+	}
+	return out
+}
+
+// MarshalJSON writes the fields as one object, in order.
+func (fs configFields) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.Key)
+		v, err := json.Marshal(f.Value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

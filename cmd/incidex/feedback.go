@@ -87,7 +87,7 @@ func localFeedback(ctx context.Context, e *env, cfg *Config, fb kb.Feedback, inc
 }
 
 func listFeedback(ctx context.Context, e *env, cfg *Config, signature string, asJSON bool) error {
-	k, err := openKB(ctx, e, cfg, indexNone)
+	k, err := openKBRead(ctx, e, cfg, indexNone)
 	if err != nil {
 		return err
 	}

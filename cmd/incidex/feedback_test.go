@@ -12,7 +12,7 @@ import (
 func TestFeedbackDownWeightsQueryAndStream(t *testing.T) {
 	dir := seeded(t)
 	const line = "loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory"
-	const incident = "flannel-valkey-writeup"
+	const incident = "postgres-sandbox-race"
 	score := func(stdin string, args ...string) (float64, int) {
 		t.Helper()
 		r := incidex(t, dir, stdin, append([]string{"match", "--json", "--min-score", "0.05"}, args...)...)

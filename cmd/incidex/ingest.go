@@ -41,6 +41,9 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		for _, f := range rep.Failed {
 			fmt.Fprintf(e.stderr, "incidex ingest: %s\n", oneLine(f.Error()))
 		}
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(e.stderr, "incidex ingest: warning: %s\n", oneLine(w))
+		}
 		fmt.Fprintf(e.stdout, "ingested %d incidents from %d files (%d unchanged, %d failed)\n",
 			len(rep.Incidents), rep.Files, rep.Unchanged, len(rep.Failed))
 		if k.IndexLocked() {
@@ -64,6 +67,9 @@ func printIngestJSON(e *env, rep ingest.Report) {
 	}{rep, failed}
 	if out.Incidents == nil {
 		out.Incidents = []string{}
+	}
+	if out.Warnings == nil {
+		out.Warnings = []string{}
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")

@@ -19,7 +19,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	k, err := openKB(ctx, e, &cfg, indexNone)
+	k, err := openKBRead(ctx, e, &cfg, indexNone)
 	if err != nil {
 		return err
 	}

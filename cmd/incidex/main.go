@@ -56,23 +56,50 @@ type command struct {
 	name     string
 	synopsis string
 	run      func(ctx context.Context, e *env, args []string) error
+	examples [2]string
 }
 
 func commands() []command {
 	return []command{
-		{"serve", "run the HTTP server: API, log-forwarder webhook, web UI", runServe},
-		{"ingest", "ingest write-up files or directories", runIngest},
-		{"match", "find the incidents that explain log lines", runMatch},
-		{"search", "full-text search of the knowledge base", runSearch},
-		{"show", "show one incident", runShow},
-		{"list", "list incidents", runList},
-		{"check", "check that every incident's examples match it and nothing else", runCheck},
-		{"feedback", "say a match was right or wrong (up/down), or list feedback", runFeedback},
-		{"mine", "cluster log lines into templates", runMine},
-		{"reindex", "rebuild the search index from the database", runReindex},
-		{"config", "print the effective configuration", runConfig},
-		{"healthcheck", "check a running server (for container health checks)", runHealthcheck},
-		{"version", "print the version", runVersion},
+		{"serve", "run the HTTP server: API, log-forwarder webhook, web UI", runServe, [2]string{
+			"incidex serve",
+			"INCIDEX_INGEST_TOKEN_FILE=/run/secrets/ingest INCIDEX_ADMIN_TOKEN_FILE=/run/secrets/admin incidex serve --addr 0.0.0.0:8080"}},
+		{"ingest", "ingest write-up files or directories", runIngest, [2]string{
+			"incidex ingest ./postmortems/",
+			"incidex ingest --json incidents.txt"}},
+		{"match", "find the incidents that explain log lines", runMatch, [2]string{
+			"incidex match 'dial tcp 10.96.0.1:443: i/o timeout'",
+			"kubectl logs -f ds/kube-flannel -n kube-flannel | incidex match -"}},
+		{"search", "full-text search of the knowledge base", runSearch, [2]string{
+			"incidex search subnet.env",
+			"incidex search --syntax '+tags:dns -coredns' --json"}},
+		{"show", "show one incident", runShow, [2]string{
+			"incidex show oom-killed",
+			"incidex show --json cni-not-initialized"}},
+		{"list", "list incidents", runList, [2]string{
+			"incidex list",
+			"incidex list --tag dns --json"}},
+		{"check", "check that every incident's examples match it and nothing else", runCheck, [2]string{
+			"incidex check",
+			"incidex check --strict ./postmortems"}},
+		{"feedback", "say a match was right or wrong (up/down), or list feedback", runFeedback, [2]string{
+			"incidex feedback up --incident oom-killed 'OOMKilled: container api exceeded its memory limit'",
+			"incidex feedback list"}},
+		{"mine", "cluster log lines into templates", runMine, [2]string{
+			"journalctl -u kubelet --since -1h | incidex mine -",
+			"incidex mine --json --max-clusters 200 - < app.log"}},
+		{"reindex", "rebuild the search index from the database", runReindex, [2]string{
+			"incidex reindex",
+			"incidex reindex --data /var/lib/incidex"}},
+		{"config", "print the effective configuration", runConfig, [2]string{
+			"incidex config",
+			"INCIDEX_DATA=/data incidex config --json"}},
+		{"healthcheck", "check a running server (for container health checks)", runHealthcheck, [2]string{
+			"incidex healthcheck",
+			"incidex healthcheck --addr 127.0.0.1:9090"}},
+		{"version", "print the version", runVersion, [2]string{
+			"incidex version",
+			"incidex --version"}},
 	}
 }
 
@@ -137,15 +164,24 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'incidex <command> -h' for a command's flags. Data directory: --data or INCIDEX_DATA.")
 }
 
-// newFlags makes a command's flag set; parse errors and -h print to stderr.
+// newFlags makes a command's flag set. -h prints to stdout what the
+// command does, its flags and two examples; a bad flag is reported once, in
+// one line, by report.
 func newFlags(e *env, name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // a bad flag is reported once, in one line, by report
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: incidex %s [flags] %s\n", name, args)
-		fs.SetOutput(e.stderr)
+		var c command
+		for _, x := range commands() {
+			if x.name == name {
+				c = x
+			}
+		}
+		fmt.Fprintf(e.stdout, "incidex %s: %s\n\nusage: incidex %s [flags] %s\n\nflags:\n", name, c.synopsis, name, args)
+		fs.SetOutput(e.stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+		fmt.Fprintf(e.stdout, "\nexamples:\n  %s\n  %s\n", c.examples[0], c.examples[1])
 	}
 	return fs
 }

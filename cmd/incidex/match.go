@@ -29,6 +29,7 @@ type lineResult struct {
 
 type matchFlags struct {
 	asJSON, quiet, all, explain bool
+	color                       bool // bold for full-text highlights (see Config.colorOn)
 	top                         int
 	minScore                    float64
 }
@@ -58,6 +59,10 @@ func runMatch(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := cfg.Validate(); err != nil {
+		return &exitErr{code: exitUsage, err: err}
+	}
+	f.color = cfg.colorOn(e, e.stdout)
 	if f.minScore < 0 || f.minScore > 1 {
 		return usageErr("--min-score %v: want a number from 0 to 1", f.minScore)
 	}
@@ -96,7 +101,7 @@ func newEngine(ctx context.Context, e *env, cfg *Config) (*engine, func(), error
 	if cfg.Server != "" {
 		return &engine{server: newClient(*cfg)}, func() {}, nil
 	}
-	k, err := openKB(ctx, e, cfg, indexOptional)
+	k, err := openKBRead(ctx, e, cfg, indexOptional)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,7 +218,7 @@ func matchQuery(ctx context.Context, e *env, eng *engine, line string, f matchFl
 		return false, nil
 	}
 	if !f.quiet {
-		printHits(e.stdout, hits, true)
+		printHits(e.stdout, hits, true, f.color)
 	}
 	return true, nil
 }
@@ -453,7 +458,7 @@ func emitStreamLine(e *env, f matchFlags, no int, line string, hits []kb.Hit, su
 		}
 		fmt.Fprintf(e.stdout, "%d: %s (%.2f)  %s\n", no, h.Incident.ID, h.Score, clip(stripControls2(strings.TrimSpace(line)), 120))
 		if firstTime {
-			printHitDetails(e.stdout, h, "    ", f.explain)
+			printHitDetails(e.stdout, h, "    ", f.explain, f.color)
 		}
 	}
 	return nil
@@ -479,11 +484,11 @@ func printSummary(w io.Writer, sum map[string]*streamSummary, total, matched int
 
 // printHits prints the answer to a typed query: the best incident in full,
 // the others as alternatives.
-func printHits(w io.Writer, hits []kb.Hit, explain bool) {
+func printHits(w io.Writer, hits []kb.Hit, explain, color bool) {
 	for i, h := range hits {
 		if i == 0 {
 			fmt.Fprintf(w, "%s — %s  (score %.2f)\n", h.Incident.ID, h.Incident.Title, h.Score)
-			printHitDetails(w, h, "  ", explain)
+			printHitDetails(w, h, "  ", explain, color)
 			continue
 		}
 		if i == 1 {
@@ -499,7 +504,7 @@ func printHits(w io.Writer, hits []kb.Hit, explain bool) {
 // runbookShown is how many runbook steps a terminal match shows.
 const runbookShown = 6
 
-func printHitDetails(w io.Writer, h kb.Hit, ind string, explain bool) {
+func printHitDetails(w io.Writer, h kb.Hit, ind string, explain, color bool) {
 	inc := h.Incident
 	if inc.CauseStatus == kb.CauseUnknown {
 		fmt.Fprintf(w, "%swhy: root cause not stated in the write-up\n", ind)
@@ -526,7 +531,7 @@ func printHitDetails(w io.Writer, h kb.Hit, ind string, explain bool) {
 		fmt.Fprintf(w, "%smatched: full-text search of the write-up (no signature matched)\n", ind)
 		if h.Explain != nil {
 			for _, n := range h.Explain.Notes {
-				fmt.Fprintf(w, "%s  … %s\n", ind, terminalMarks(n))
+				fmt.Fprintf(w, "%s  … %s\n", ind, terminalMarks(n, color))
 			}
 		}
 		return

@@ -27,7 +27,7 @@ func TestRunbookShownInFullOrWithPointer(t *testing.T) {
 			inc.Runbook = append(inc.Runbook, kb.Step{Command: fmt.Sprintf("step-%d", i+1)})
 		}
 		var b strings.Builder
-		printHitDetails(&b, kb.Hit{Incident: inc}, "", false)
+		printHitDetails(&b, kb.Hit{Incident: inc}, "", false, false)
 		out := b.String()
 		if got := strings.Count(out, "$ step-"); got != tt.shown {
 			t.Errorf("%d steps: %d shown, want %d\n%s", tt.steps, got, tt.shown, out)

@@ -22,6 +22,10 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := cfg.Validate(); err != nil {
+		return &exitErr{code: exitUsage, err: err}
+	}
+	color := cfg.colorOn(e, e.stdout)
 	q := strings.Join(fs.Args(), " ")
 	if strings.TrimSpace(q) == "" {
 		return usageErr("no query given: incidex search QUERY")
@@ -49,14 +53,14 @@ func runSearch(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "   cause: %s\n", clip(oneLine(plainMarkdown(h.RootCause)), 140))
 		}
 		for _, f := range bestFragments(h.Fragments, 2) {
-			fmt.Fprintf(e.stdout, "   %s\n", terminalMarks(oneLine(f)))
+			fmt.Fprintf(e.stdout, "   %s\n", terminalMarks(oneLine(f), color))
 		}
 	}
 	return nil
 }
 
 func localSearch(ctx context.Context, e *env, cfg *Config, req kb.SearchRequest) (*kb.SearchResult, error) {
-	k, err := openKB(ctx, e, cfg, indexOptional)
+	k, err := openKBRead(ctx, e, cfg, indexOptional)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +71,9 @@ func localSearch(ctx context.Context, e *env, cfg *Config, req kb.SearchRequest)
 			return newClient(*cfg).search(ctx, req)
 		}
 		return nil, fmt.Errorf("%w: pass --server URL of the incidex serve that holds it", kb.ErrIndexLocked)
+	}
+	if !k.HasIndex() {
+		return nil, fmt.Errorf("no search index readable in %s (read-only): run incidex reindex there with write access, or pass --server", cfg.DataDir)
 	}
 	return k.Search(ctx, req)
 }
@@ -84,10 +91,16 @@ func bestFragments(fr map[string][]string, n int) []string {
 	return out
 }
 
-// terminalMarks turns highlight markers into bold on a terminal-friendly way.
-func terminalMarks(s string) string {
-	return strings.NewReplacer(kb.MarkStart, "\x1b[1m", kb.MarkEnd, "\x1b[0m").Replace(stripControls(s))
+// terminalMarks turns highlight markers into bold when color is on, and
+// drops them otherwise (a pipe, a file, NO_COLOR).
+func terminalMarks(s string, color bool) string {
+	if !color {
+		return strings.NewReplacer(kb.MarkStart, "", kb.MarkEnd, "").Replace(stripControls(s))
+	}
+	return boldMarks.Replace(stripControls(s))
 }
+
+var boldMarks = strings.NewReplacer(kb.MarkStart, "\x1b[1m", kb.MarkEnd, "\x1b[0m")
 
 func stripControls(s string) string {
 	return strings.Map(func(r rune) rune {

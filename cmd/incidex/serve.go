@@ -36,6 +36,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.IngestToken, "ingest-token", cfg.IngestToken, "token for the webhook (env INCIDEX_INGEST_TOKEN, or INCIDEX_INGEST_TOKEN_FILE)")
 	fs.StringVar(&cfg.AdminToken, "admin-token", cfg.AdminToken, "token for writes (env INCIDEX_ADMIN_TOKEN, or _FILE)")
 	fs.StringVar(&cfg.ReadToken, "read-token", cfg.ReadToken, "token for reads; empty leaves reads open (env INCIDEX_READ_TOKEN, or _FILE)")
+	fs.BoolVar(&cfg.GenerateTokens, "generate-tokens", cfg.GenerateTokens, "without --ingest-token or --admin-token, use tokens generated into the data directory at the first start, where they are printed once (env INCIDEX_GENERATE_TOKENS; the container image sets it)")
 	fs.BoolVar(&cfg.Insecure, "insecure", cfg.Insecure, "allow a non-loopback address without ingest and admin tokens (env INCIDEX_INSECURE)")
 	fs.DurationVar(&cfg.QuietPeriod, "quiet-period", cfg.QuietPeriod, "an occurrence closes after this long without matches")
 	fs.DurationVar(&cfg.Retention, "retention", cfg.Retention, "closed occurrences are deleted after this long")
@@ -56,6 +57,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErr("serve takes no arguments (got %q)", fs.Arg(0))
+	}
+	if err := cfg.Validate(); err != nil {
+		return &exitErr{code: exitUsage, err: err}
+	}
+	if err := fillTokens(e, &cfg); err != nil {
+		return err
 	}
 	if err := checkExposure(cfg); err != nil {
 		return &exitErr{code: exitUsage, err: err}

@@ -23,7 +23,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() != 1 {
 		return usageErr("want exactly one incident id: incidex show ID")
 	}
-	k, err := openKB(ctx, e, &cfg, indexNone)
+	k, err := openKBRead(ctx, e, &cfg, indexNone)
 	if err != nil {
 		return err
 	}
@@ -56,6 +56,9 @@ func printIncident(w io.Writer, inc *kb.Incident) {
 		fmt.Fprintln(w, strings.Join(meta, " · "))
 	}
 	fmt.Fprintf(w, "source: %s\n", inc.Source)
+	for _, m := range inc.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
 	section(w, "Summary", inc.Summary)
 	if inc.CauseStatus == kb.CauseUnknown {
 		section(w, "Root cause", "Not stated — the write-up says the cause is unknown.")

@@ -22,11 +22,19 @@ func runConfig(_ context.Context, e *env, args []string) error {
 	}
 	fs := newFlags(e, "config", "")
 	cfg.common(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return &exitErr{code: exitUsage, err: err}
 	}
-	return writeJSON(e.stdout, cfg.redacted())
+	fields := cfg.redacted().fields()
+	if *asJSON {
+		return writeJSON(e.stdout, fields)
+	}
+	for _, f := range fields {
+		fmt.Fprintf(e.stdout, "%-12s %v\n", f.Key, f.Value)
+	}
+	return nil
 }
