@@ -162,7 +162,7 @@ func toDocument(inc *Incident) document {
 		Signatures: stripMarks(strings.Join(sigs, "\n")), Body: stripMarks(withoutFrontMatter(inc.Body)),
 		TagText: stripMarks(strings.Join(inc.Tags, " ")), OrgText: stripMarks(inc.Organisation),
 		ServicesText: stripMarks(strings.Join(inc.Services, " ")),
-		Tags: inc.Tags, Services: inc.Services, Org: inc.Organisation, Date: inc.Date, Year: year,
+		Tags:         inc.Tags, Services: inc.Services, Org: inc.Organisation, Date: inc.Date, Year: year,
 	}
 }
 
