@@ -36,12 +36,16 @@ var (
 		{"mitigated by", 3}, {"we mitigated", 3}, {"recovered by", 3}, {"service recovered", 2}, {"we rolled back", 3},
 		{"rolling back", 2}, {"rolled back", 2}, {"we reverted", 3}, {"reverting", 2}, {"reverted", 2}, {"we restarted", 2},
 		{"restarting", 1}, {"we increased", 1}, {"we raised", 1}, {"we disabled", 1}, {"we deployed a fix", 4}, {"a fix was deployed", 4},
+		{"fix:", 5}, {"resolution:", 5}, {"mitigation:", 4}, {"we dropped", 1}, {"we deleted", 1}, {"we removed", 1}, {"we freed", 1},
+		{"we restored", 2}, {"we refunded", 1}, {"we replaced", 1}, {"we rotated", 1}, {"we scaled", 1}, {"we moved", 1},
+		{"we recreated", 1}, {"we reopened", 1}, {"we opened", 1}, {"we re-enabled", 1}, {"we flushed", 1}, {"we killed", 1},
 	}
 	preventCues = []cue{
 		{"to prevent this", 5}, {"to prevent", 4}, {"to avoid this", 4}, {"prevent a recurrence", 5}, {"prevent recurrence", 5},
 		{"from happening again", 4}, {"going forward", 3}, {"in the future", 3}, {"from now on", 3}, {"next time", 2},
 		{"we have since", 3}, {"we will add", 3}, {"we will", 2}, {"we are adding", 3}, {"we plan to", 2}, {"action item", 3},
-		{"lesson", 3}, {"we learned", 3}, {"takeaway", 3},
+		{"lesson", 3}, {"we learned", 3}, {"takeaway", 3}, {"can never", 2}, {"now has", 1}, {"now have", 1}, {"now runs", 1},
+		{"now checks", 1}, {"now validates", 1}, {"now alerts", 1}, {"is now", 1}, {"are now", 1},
 	}
 	impactCues = []cue{
 		{"customer impact", 5}, {"the impact", 4}, {"were unable to", 3}, {"was unable to", 3}, {"could not", 2}, {"couldn't", 2},
@@ -153,6 +157,9 @@ func cueWeight(s string, cues []cue) int {
 	if strings.HasSuffix(strings.TrimSpace(l), "?") {
 		return 0
 	}
+	for _, p := range []string{"because of that", "because of this", "due to this", "due to that"} {
+		l = strings.ReplaceAll(l, p, "")
+	}
 	w := 0
 	for _, c := range cues {
 		if c.weight <= w {
@@ -197,8 +204,20 @@ func isWordByte(c byte) bool {
 // a lead-in ("The root cause was twofold:") or very short.
 func withNext(ss []sentence, i int) string {
 	s := ss[i].text
-	if i+1 < len(ss) && (strings.HasSuffix(s, ":") || len(s) < 40) {
+	if i+1 < len(ss) && (strings.HasSuffix(s, ":") || len(s) < 25) {
 		return s + " " + ss[i+1].text
+	}
+	return s
+}
+
+// withPrevious extends a cause sentence that points back ("This was
+// caused by …", "That happened because …") with the sentence before it.
+func withPrevious(ss []sentence, i int, s string) string {
+	l := strings.ToLower(s)
+	for _, p := range []string{"this ", "that ", "it was ", "this, ", "which "} {
+		if strings.HasPrefix(l, p) && i > 0 {
+			return ss[i-1].text + " " + s
+		}
 	}
 	return s
 }
@@ -224,7 +243,7 @@ func findProse(ss []sentence, wantCause, wantFix, wantPrevent, wantImpact bool) 
 		c := bestSentence(ss, causeCues, used)
 		switch {
 		case c >= 0 && (u < 0 || cueWeight(ss[c].text, causeCues) >= 3):
-			f.cause = withNext(ss, c)
+			f.cause = withPrevious(ss, c, withNext(ss, c))
 			used[c] = true
 		case u >= 0:
 			f.causeStatedUnknown = true

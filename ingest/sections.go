@@ -149,5 +149,11 @@ func unknownCause(s string) bool {
 		"undetermined", "still unknown", "unclear", "not identified", "none given", "not given", "?":
 		return true
 	}
-	return strings.HasPrefix(t, "not stated") || strings.HasPrefix(t, "unknown") || strings.HasPrefix(t, "tbd")
+	for _, p := range []string{"not stated", "unknown", "tbd", "not determined", "not yet determined", "undetermined", "not known",
+		"not yet known", "still unknown", "unclear", "not identified", "under investigation", "still under investigation"} {
+		if t == p || strings.HasPrefix(t, p+".") || strings.HasPrefix(t, p+",") || strings.HasPrefix(t, p+";") || strings.HasPrefix(t, p+" ") {
+			return true
+		}
+	}
+	return false
 }
