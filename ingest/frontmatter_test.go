@@ -32,7 +32,7 @@ Body text.
 `, func(t *testing.T, inc *kb.Incident) {
 			want := map[string]any{"tags": []string{"queues", "rabbitmq", "backlog"}, "org": "Acme", "services": []string{"Notifications"},
 				"date": "2021-03-04", "duration": "1h45m", "summary": "Emails were late.",
-				"refs": []kb.Ref{{Text: "https://example.org/pm/1", URL: "https://example.org/pm/1"}, {Text: "https://archive.example.org/pm/1", URL: "https://archive.example.org/pm/1"}},
+				"refs":  []kb.Ref{{Text: "https://example.org/pm/1", URL: "https://example.org/pm/1"}, {Text: "https://archive.example.org/pm/1", URL: "https://archive.example.org/pm/1"}},
 				"extra": []kb.Field{{Key: "uuid", Value: "11111111-2222"}, {Key: "source_published_at", Value: "2021-03-09"}}}
 			got := map[string]any{"tags": inc.Tags, "org": inc.Organisation, "services": inc.Services, "date": inc.Date, "duration": inc.Duration,
 				"summary": inc.Summary, "refs": inc.References, "extra": inc.Extra}
@@ -58,7 +58,7 @@ Body.
 `, func(t *testing.T, inc *kb.Incident) {
 			want := map[string]any{"tags": []string{"redis", "sessions"}, "org": "Lumen", "services": []string{"web sessions"}, "severity": "high",
 				"summary": "Users were logged out.",
-				"refs": []kb.Ref{{Text: "https://example.org/pr/1", URL: "https://example.org/pr/1"}, {Text: "Runbook", URL: "https://example.org/rb"}, {Text: "javascript:alert(1)"}}}
+				"refs":    []kb.Ref{{Text: "https://example.org/pr/1", URL: "https://example.org/pr/1"}, {Text: "Runbook", URL: "https://example.org/rb"}, {Text: "javascript:alert(1)"}}}
 			got := map[string]any{"tags": inc.Tags, "org": inc.Organisation, "services": inc.Services, "severity": inc.Severity, "summary": inc.Summary, "refs": inc.References}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("mapping (-want +got):\n%s", d)
