@@ -150,7 +150,7 @@ func toDocument(inc *Incident) document {
 		sigs = append(sigs, l.Lines...)
 	}
 	rc := inc.RootCause
-	if inc.CauseStatus == CauseUnknown {
+	if inc.CauseStatus == CauseUnknown && inc.CauseFrom != CauseFromNone {
 		rc = "root cause not stated"
 	}
 	year := ""
