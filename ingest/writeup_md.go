@@ -115,8 +115,15 @@ func (d *mdDoc) fillFromProse(inc *kb.Incident, root ast.Node) {
 	if !wantCause && inc.Fix != "" && inc.Prevention+inc.Lessons+inc.NextSteps != "" && inc.Impact != "" {
 		return
 	}
+	// Impact and prevention come from sentences only in a write-up without
+	// sections: in one with sections, a missing section means the author
+	// did not write that part, and any sentence found would be a guess.
+	structured := false
+	for _, h := range d.heads {
+		structured = structured || h.kind != ""
+	}
 	ss := proseSentences(root, d.src, d.sectionAt)
-	f := findProse(ss, wantCause, inc.Fix == "", inc.Prevention+inc.Lessons+inc.NextSteps == "", inc.Impact == "")
+	f := findProse(ss, wantCause, inc.Fix == "", !structured && inc.Prevention+inc.Lessons+inc.NextSteps == "", !structured && inc.Impact == "")
 	switch {
 	case f.cause != "":
 		inc.RootCause, inc.CauseSource, inc.CauseStatus, inc.CauseFrom = f.cause, f.cause, kb.CauseKnown, kb.CauseFromSentence
