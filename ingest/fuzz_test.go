@@ -214,3 +214,33 @@ func FuzzParseLibrary(f *testing.F) {
 		_, _ = ParseLibrary("fuzz.txt", b)
 	})
 }
+
+// FuzzParseHTML: any HTML page parses to an incident xor an error, never
+// a panic, and its Markdown has no raw <script or javascript: link.
+func FuzzParseHTML(f *testing.F) {
+	files, _ := filepath.Glob("testdata/collection/*.htm*")
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("<ul><li><pre>```x</pre><blockquote><ol><li>1. a</ol></blockquote></ul><a href=' javascript:x'>y</a>"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		md, err := HTMLToMarkdown(b)
+		if err != nil {
+			return
+		}
+		if strings.Contains(strings.ToLower(md), "](javascript:") && !strings.Contains(md, `\](`) {
+			t.Fatalf("javascript: link in %q", md)
+		}
+		p, err := ParseFile("fuzz.html", b)
+		if err != nil {
+			return
+		}
+		for _, inc := range p.Incidents {
+			if inc.ID == "" || inc.Title == "" {
+				t.Fatalf("incident without id or title: %+v", inc)
+			}
+		}
+	})
+}

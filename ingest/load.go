@@ -23,6 +23,46 @@ type Report struct {
 	Failed    []error  `json:"-"`         // one *FileError per bad file
 	// Warnings say what the caps per write-up left out: "path: what".
 	Warnings []string `json:"warnings"`
+	// PerFile says what each file written gave, in order.
+	PerFile []FileReport `json:"per_file"`
+}
+
+// FileReport is what one write-up file gave: its incidents with their
+// signature counts and how their root causes were found, and warnings.
+type FileReport struct {
+	Path      string           `json:"path"`
+	Incidents []IncidentReport `json:"incidents"`
+	Warnings  []string         `json:"warnings"`
+}
+
+// IncidentReport is one incident of a FileReport.
+type IncidentReport struct {
+	ID         string `json:"id"`
+	Signatures int    `json:"signatures"`
+	// Cause is how the root cause was found: "section", "sentence",
+	// "stated" (the write-up says it is not known) or "none".
+	Cause string `json:"cause"`
+}
+
+func fileReport(path string, incs []*kb.Incident, warnings []string) FileReport {
+	fr := FileReport{Path: path, Incidents: make([]IncidentReport, 0, len(incs)), Warnings: warnings}
+	for _, inc := range incs {
+		cause := inc.CauseFrom
+		if cause == "" {
+			cause = kb.CauseFromSection
+			if inc.CauseStatus == kb.CauseUnknown {
+				cause = kb.CauseFromStated
+			}
+		}
+		fr.Incidents = append(fr.Incidents, IncidentReport{ID: inc.ID, Signatures: len(inc.Signatures), Cause: cause})
+		if len(inc.Signatures) == 0 {
+			fr.Warnings = append(fr.Warnings, "incident "+inc.ID+": no log signature found, so log lines cannot match it")
+		}
+	}
+	if fr.Warnings == nil {
+		fr.Warnings = []string{}
+	}
+	return fr
 }
 
 // LoadOptions tune Load.
@@ -38,6 +78,12 @@ type LoadOptions struct {
 type loadItem struct {
 	path string
 	data []byte
+}
+
+// prepared is a file parsed and ready to write.
+type prepared struct {
+	write    kb.Write
+	warnings []string
 }
 
 // Load parses the files and writes them to store in batches. A bad file is
@@ -86,32 +132,34 @@ func loadItems(ctx context.Context, store Store, items []loadItem, opts LoadOpti
 	}
 	var pending []kb.Write
 	var pendingPaths []string
+	var pendingWarn [][]string
 	flush := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
-		err := writeBatch(ctx, store, pending, pendingPaths, rep)
-		pending, pendingPaths = pending[:0], pendingPaths[:0]
+		err := writeBatch(ctx, store, pending, pendingPaths, pendingWarn, rep)
+		pending, pendingPaths, pendingWarn = pending[:0], pendingPaths[:0], pendingWarn[:0]
 		return err
 	}
 	for i, it := range items {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		w, skip, err := prepare(ctx, store, it, opts)
+		p, skip, err := prepare(ctx, store, it, opts)
 		switch {
 		case err != nil:
 			rep.Failed = append(rep.Failed, err)
 		case skip:
 			rep.Unchanged++
 		default:
-			for _, inc := range w.Incidents {
+			for _, inc := range p.write.Incidents {
 				for _, m := range inc.Warnings {
 					rep.Warnings = append(rep.Warnings, it.path+": "+m)
 				}
 			}
-			pending = append(pending, w)
+			pending = append(pending, p.write)
 			pendingPaths = append(pendingPaths, it.path)
+			pendingWarn = append(pendingWarn, p.warnings)
 		}
 		if len(pending) >= batch {
 			if err := flush(); err != nil {
@@ -125,37 +173,39 @@ func loadItems(ctx context.Context, store Store, items []loadItem, opts LoadOpti
 	return flush()
 }
 
-func prepare(ctx context.Context, store Store, it loadItem, opts LoadOptions) (kb.Write, bool, error) {
+func prepare(ctx context.Context, store Store, it loadItem, opts LoadOptions) (prepared, bool, error) {
 	if err := CheckText(it.data, opts.MaxBytes); err != nil {
-		return kb.Write{}, false, &FileError{Path: it.path, Err: err}
+		return prepared{}, false, &FileError{Path: it.path, Err: err}
 	}
 	hash := contentHash(it.data)
 	if !opts.Force {
 		prev, err := store.SourceHash(ctx, it.path)
 		if err != nil {
-			return kb.Write{}, false, err
+			return prepared{}, false, err
 		}
 		if prev == hash {
-			return kb.Write{}, true, nil
+			return prepared{}, true, nil
 		}
 	}
-	incs, err := ParseWriteup(it.path, it.data)
+	p, err := ParseFile(it.path, it.data)
 	if err != nil {
-		return kb.Write{}, false, &FileError{Path: it.path, Err: err}
+		return prepared{}, false, &FileError{Path: it.path, Err: err}
 	}
-	return kb.Write{Source: kb.Source{Path: it.path, Hash: hash}, Incidents: incs}, false, nil
+	w := kb.Write{Source: kb.Source{Path: it.path, Hash: hash}, Incidents: p.Incidents}
+	return prepared{write: w, warnings: p.Warnings}, false, nil
 }
 
 // writeBatch writes a batch in one transaction; when that fails because of
 // one file's content, the files are written one by one so only the bad one
 // is reported.
-func writeBatch(ctx context.Context, store Store, ws []kb.Write, paths []string, rep *Report) error {
+func writeBatch(ctx context.Context, store Store, ws []kb.Write, paths []string, warns [][]string, rep *Report) error {
 	err := store.Write(ctx, ws...)
 	if err == nil {
-		for _, w := range ws {
+		for i, w := range ws {
 			for _, inc := range w.Incidents {
 				rep.Incidents = append(rep.Incidents, inc.ID)
 			}
+			rep.PerFile = append(rep.PerFile, fileReport(paths[i], w.Incidents, warns[i]))
 		}
 		return nil
 	}
@@ -167,7 +217,7 @@ func writeBatch(ctx context.Context, store Store, ws []kb.Write, paths []string,
 		return err
 	}
 	for i := range ws {
-		if err := writeBatch(ctx, store, ws[i:i+1], paths[i:i+1], rep); err != nil {
+		if err := writeBatch(ctx, store, ws[i:i+1], paths[i:i+1], warns[i:i+1], rep); err != nil {
 			return err
 		}
 	}

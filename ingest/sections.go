@@ -30,20 +30,36 @@ var headingRules = []struct {
 	kind    string
 	phrases []string
 }{
-	{KindNextSteps, []string{"next step", "next steps", "action items", "action item", "follow-up", "follow up", "followup", "todo", "to do"}},
-	{KindRootCause, []string{"root cause", "rca", "cause", "causes", "why", "why it happened", "contributing factor"}},
-	{KindWorkaround, []string{"workaround", "work around", "mitigation", "mitigate", "temporary fix", "stopgap"}},
-	{KindFix, []string{"fix", "fixes", "fixed", "resolution", "resolve", "resolved", "solution", "solutions", "remediation", "what fixed it", "repair", "recovery"}},
-	{KindSymptoms, []string{"symptom", "symptoms", "what we saw", "detection", "detected", "signs", "error message", "error messages", "pod events", "observed behavior", "observed behaviour", "alerts", "how it shows", "errors seen"}},
-	{KindImpact, []string{"impact", "customer impact", "blast radius"}},
-	{KindTimeline, []string{"timeline", "chronology", "sequence of events"}},
-	{KindLessons, []string{"lesson", "lessons", "lessons learned", "takeaway", "takeaways", "learnings", "learned", "retrospective"}},
+	{KindNextSteps, []string{"next step", "next steps", "action items", "action item", "follow-up", "follow-ups", "follow up", "follow ups", "followup", "followups", "todo", "to do", "what we are doing", "what we re doing", "what we will do"}},
+	{KindPrevention, []string{"next time", "never again", "preventing recurrence", "avoiding recurrence", "preventive", "preventative"}},
+	{KindRootCause, []string{"root cause", "root causes", "rca", "cause", "causes", "why", "why it happened", "contributing factor", "contributing factors",
+		"what went wrong", "went wrong", "trigger", "triggers", "triggering event", "what caused it", "what broke", "causal factors"}},
+	{KindWorkaround, []string{"workaround", "work around", "mitigation", "mitigate", "mitigations", "temporary fix", "stopgap"}},
+	{KindFix, []string{"fix", "fixes", "fixed", "the fix", "resolution", "resolve", "resolved", "solution", "solutions", "remediation", "remediations", "what fixed it",
+		"repair", "recovery", "how we got out of it", "got out of it", "how we fixed it", "how it was fixed", "how we recovered", "restoration", "restoring service"}},
+	{KindSymptoms, []string{"symptom", "symptoms", "what we saw", "detection", "detected", "signs", "error message", "error messages", "pod events", "observed behavior", "observed behaviour", "alerts", "how it shows", "errors seen", "how we noticed", "how it was noticed"}},
+	{KindImpact, []string{"impact", "customer impact", "user impact", "blast radius", "who was affected", "what was affected"}},
+	{KindTimeline, []string{"timeline", "chronology", "sequence of events", "timeline of events"}},
+	{KindLessons, []string{"lesson", "lessons", "lessons learned", "lessons learnt", "takeaway", "takeaways", "learnings", "learned", "learnt", "retrospective", "what went well", "what went badly", "what didn t go well", "what we learned"}},
 	{KindPrevention, []string{"prevention", "prevent", "preventing", "avoiding it", "avoid", "hardening"}},
 	{KindMonitoring, []string{"monitoring", "monitor", "verification", "verify", "validation", "validate", "alerting"}},
 	{KindRunbook, []string{"investigation", "investigating", "runbook", "troubleshooting", "troubleshoot", "steps", "diagnosis", "diagnose", "diagnostics", "how to confirm", "confirm", "confirming", "debugging", "debug", "triage"}},
 	{KindReferences, []string{"references", "reference", "links", "see also", "further reading", "resources", "sources"}},
 	{KindAlternatives, []string{"alternatives", "alternative causes", "other causes", "telling it apart", "tell apart", "related incidents", "differential", "similar incidents", "overlaps"}},
-	{KindSummary, []string{"summary", "problem", "problem summary", "overview", "description", "what happened", "background", "context", "tl;dr", "tldr", "incident summary"}},
+	{KindSummary, []string{"summary", "problem", "problem summary", "overview", "description", "what happened", "background", "context", "tl;dr", "tldr", "incident summary", "executive summary", "the incident"}},
+}
+
+// isSecondaryCause reports a root-cause heading that names a part of the
+// cause ("Trigger", "Contributing factors") rather than the cause: it adds
+// to the root cause instead of superseding it.
+func isSecondaryCause(heading string) bool {
+	j := " " + strings.Join(headingWords(heading), " ") + " "
+	for _, p := range []string{" trigger ", " triggers ", " triggering event ", " contributing factor ", " contributing factors ", " causal factors "} {
+		if strings.Contains(j, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // headingKind returns the meaning of a heading, or "" when it has none of
@@ -133,5 +149,11 @@ func unknownCause(s string) bool {
 		"undetermined", "still unknown", "unclear", "not identified", "none given", "not given", "?":
 		return true
 	}
-	return strings.HasPrefix(t, "not stated") || strings.HasPrefix(t, "unknown") || strings.HasPrefix(t, "tbd")
+	for _, p := range []string{"not stated", "unknown", "tbd", "not determined", "not yet determined", "undetermined", "not known",
+		"not yet known", "still unknown", "unclear", "not identified", "under investigation", "still under investigation"} {
+		if t == p || strings.HasPrefix(t, p+".") || strings.HasPrefix(t, p+",") || strings.HasPrefix(t, p+";") || strings.HasPrefix(t, p+" ") {
+			return true
+		}
+	}
+	return false
 }

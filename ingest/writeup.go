@@ -18,7 +18,7 @@ import (
 const MaxWriteupBytes = 8 << 20
 
 // writeupExts are the file extensions a directory walk ingests.
-var writeupExts = map[string]bool{".md": true, ".markdown": true, ".txt": true}
+var writeupExts = map[string]bool{".md": true, ".markdown": true, ".txt": true, ".html": true, ".htm": true}
 
 // FileError is a write-up file that could not be ingested, with the reason.
 type FileError struct {
@@ -30,8 +30,8 @@ func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
 // Collect expands paths into the write-up files to ingest: files are taken
-// as given, directories are walked for .md, .markdown and .txt files
-// (hidden directories skipped). Unreadable paths are reported as errors.
+// as given, directories are walked for .md, .markdown, .txt, .html and
+// .htm files (hidden directories skipped). Unreadable paths are reported as errors.
 func Collect(paths []string) ([]string, []error) {
 	var files []string
 	var errs []error
@@ -127,26 +127,48 @@ func firstInvalidUTF8(b []byte) int {
 }
 
 // ParseWriteup parses a write-up by its content: incident-library text gives
-// one incident per entry, anything else is Markdown.
+// one incident per entry, an HTML page (by its name or its first tag) one
+// incident, anything else is Markdown.
 func ParseWriteup(name string, data []byte) ([]*kb.Incident, error) {
-	var incs []*kb.Incident
-	if IsLibrary(data) {
-		var err error
-		if incs, err = ParseLibrary(name, data); err != nil {
-			return nil, err
-		}
-	} else {
-		inc, err := ParseMarkdown(name, data)
+	p, err := ParseFile(name, data)
+	return p.Incidents, err
+}
+
+// Parsed is what a write-up file gave: its incidents, and warnings about
+// parts that were left out (a front-matter field of the wrong type).
+type Parsed struct {
+	Incidents []*kb.Incident
+	Warnings  []string
+}
+
+// ParseFile is ParseWriteup with the parser's warnings.
+func ParseFile(name string, data []byte) (Parsed, error) {
+	var p Parsed
+	switch {
+	case IsHTML(name, data):
+		inc, warn, err := ParseHTML(name, data)
 		if err != nil {
-			return nil, err
+			return Parsed{}, err
 		}
-		incs = []*kb.Incident{inc}
+		p.Incidents, p.Warnings = []*kb.Incident{inc}, warn
+	case IsLibrary(data):
+		incs, err := ParseLibrary(name, data)
+		if err != nil {
+			return Parsed{}, err
+		}
+		p.Incidents = incs
+	default:
+		inc, warn, err := parseMarkdown(name, data)
+		if err != nil {
+			return Parsed{}, err
+		}
+		p.Incidents, p.Warnings = []*kb.Incident{inc}, warn
 	}
-	for _, inc := range incs {
+	for _, inc := range p.Incidents {
 		normalize(inc)
 		capIncident(inc)
 	}
-	return incs, nil
+	return p, nil
 }
 
 // normalize gives every list a non-nil value so JSON output is stable.
@@ -164,6 +186,9 @@ func normalize(inc *kb.Incident) {
 	}
 	if inc.Logs == nil {
 		inc.Logs = []kb.Block{}
+	}
+	if inc.Extra == nil {
+		inc.Extra = []kb.Field{}
 	}
 	if inc.Sections == nil {
 		inc.Sections = []kb.Section{}

@@ -98,6 +98,7 @@ func parseEntry(name string, lines []string) libEntry {
 	if len(prose) > 0 {
 		inc.Summary = prose[0]
 	}
+	e.causeFromProse(prose)
 	details := strings.Join(prose[min(1, len(prose)):], "\n\n")
 	inc.Timeline = strings.Join(timeline, "\n\n")
 	inc.Lessons = strings.Join(lessons, "\n\n")
@@ -118,6 +119,40 @@ func parseEntry(name string, lines []string) libEntry {
 	return e
 }
 
+// causeFromProse: an entry without a "Root cause" field may still say the
+// cause in its prose; with no cause anywhere it is not found, not "not
+// stated".
+func (e *libEntry) causeFromProse(prose []string) {
+	switch {
+	case e.CauseFrom != "":
+		return
+	case e.RootCause != "":
+		e.CauseFrom = kb.CauseFromSection
+		return
+	}
+	var ss []sentence
+	for _, p := range prose {
+		for _, s := range splitSentences(p) {
+			ss = append(ss, sentence{text: s})
+		}
+	}
+	f := findProse(ss, true, e.Fix == "", e.Lessons == "", e.Impact == "")
+	switch {
+	case f.cause != "":
+		e.RootCause, e.CauseSource, e.CauseStatus, e.CauseFrom = f.cause, f.cause, kb.CauseKnown, kb.CauseFromSentence
+	case f.causeStatedUnknown:
+		e.CauseStatus, e.CauseFrom = kb.CauseUnknown, kb.CauseFromStated
+	default:
+		e.CauseStatus, e.CauseFrom = kb.CauseUnknown, kb.CauseFromNone
+	}
+	if e.Fix == "" {
+		e.Fix = f.fix
+	}
+	if e.Prevention == "" {
+		e.Prevention = f.prevention
+	}
+}
+
 // addQuotes keeps quoted error text of a paragraph as log text and as
 // signature candidates.
 func (e *libEntry) addQuotes(t string) {
@@ -136,9 +171,9 @@ func (e *libEntry) field(name, value string, symptoms *[]string) {
 		*symptoms = append(*symptoms, splitGlued(value)...)
 	case strings.HasPrefix(name, "root cause"):
 		if unknownCause(value) {
-			e.RootCause, e.CauseStatus = "", kb.CauseUnknown
+			e.RootCause, e.CauseStatus, e.CauseFrom = "", kb.CauseUnknown, kb.CauseFromStated
 		} else {
-			e.RootCause, e.CauseStatus = value, kb.CauseKnown
+			e.RootCause, e.CauseStatus, e.CauseFrom = value, kb.CauseKnown, kb.CauseFromSection
 		}
 	case name == "impact":
 		e.Impact = value

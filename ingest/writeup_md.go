@@ -42,41 +42,127 @@ type heading struct {
 // becomes the incident's source and, failing front matter and a library id,
 // its id.
 func ParseMarkdown(name string, data []byte) (*kb.Incident, error) {
+	inc, _, err := parseMarkdown(name, data)
+	return inc, err
+}
+
+// parseMarkdown parses a Markdown write-up and returns what it warns about
+// (front-matter fields it had to leave out).
+func parseMarkdown(name string, data []byte) (*kb.Incident, []string, error) {
 	fmSrc, body, _ := splitFrontMatter(data)
 	fm, err := parseFrontMatter(fmSrc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d := &mdDoc{src: body}
 	root := mdParser.Parse(text.NewReader(body))
 	if err := ast.Walk(root, d.visit); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	inc := &kb.Incident{
 		Source: name, Format: "markdown", Body: string(data), Hash: contentHash(data),
-		Tags: normTags(fm.Tags), Services: []string(fm.Services), Severity: fm.Severity,
+		Tags: normTags(fm.Tags), Services: dedupe(fm.Services), Severity: normSeverity(fm.Severity),
 		Likelihood: strings.ToLower(fm.Likelihood), TellApart: fm.TellApart,
-		Overlaps: []string(fm.Overlaps), Causes: []string(fm.Causes),
-		Pins: append([]string(fm.Pin), fm.Pins...), Examples: []string(fm.Examples),
-		Counter: []string(fm.Counterexamples), Organisation: firstNonEmpty(fm.Organisation, fm.Organization, fm.Org),
-		Logs: d.blocks, Runbook: d.steps, References: d.refs,
+		Overlaps: fm.Overlaps, Causes: fm.Causes, Pins: fm.Pins, Examples: fm.Examples,
+		Counter: fm.Counter, Organisation: fm.Organisation, Extra: fm.Extra,
+		Logs: d.blocks, Runbook: d.steps, References: append(fm.Refs, d.refs...),
+		Duration: duration(fm.Date, fm.End),
 	}
 	inc.Title = firstNonEmpty(fm.Title, d.title, baseName(name))
 	inc.ID, err = writeupID(fm.ID, body, name, inc.Title)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	inc.Date = normDate(firstNonEmpty(fm.Date, d.date))
 	d.fillSections(inc)
+	d.fillFromFrontMatter(inc, &fm)
+	d.fillFromProse(inc, root)
 	if inc.Summary == "" {
-		inc.Summary = d.firstPar
+		inc.Summary = trimLeadIn(d.firstPar)
 	}
 	cands := curated(fm.Signatures)
 	inc.Signatures, err = buildSignatures(inc.ID, inc.Pins, append(cands, d.cands...))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return inc, nil
+	return inc, fm.Warnings, nil
+}
+
+// fillFromFrontMatter takes the parts the front matter gives and the
+// headings did not.
+func (d *mdDoc) fillFromFrontMatter(inc *kb.Incident, fm *frontMatter) {
+	if fm.Summary != "" {
+		inc.Summary = fm.Summary // the author's own summary beats a section's first lines
+	}
+	if inc.Impact == "" {
+		inc.Impact = fm.Impact
+	}
+	if inc.Fix == "" {
+		inc.Fix = fm.Fix
+	}
+	if inc.CauseFrom != kb.CauseFromSection && fm.RootCause != "" {
+		inc.RootCause, inc.CauseStatus, inc.CauseFrom = fm.RootCause, kb.CauseKnown, kb.CauseFromSection
+		if unknownCause(fm.RootCause) {
+			inc.RootCause, inc.CauseStatus, inc.CauseFrom = "", kb.CauseUnknown, kb.CauseFromStated
+		}
+	}
+}
+
+// fillFromProse finds in the sentences of the write-up the cause, fix,
+// prevention and impact that no heading or front-matter field gave.
+func (d *mdDoc) fillFromProse(inc *kb.Incident, root ast.Node) {
+	wantCause := inc.CauseFrom == kb.CauseFromNone
+	if !wantCause && inc.Fix != "" && inc.Prevention+inc.Lessons+inc.NextSteps != "" && inc.Impact != "" {
+		return
+	}
+	// Impact and prevention come from sentences only in a write-up without
+	// sections: in one with sections, a missing section means the author
+	// did not write that part, and any sentence found would be a guess.
+	structured := false
+	for _, h := range d.heads {
+		structured = structured || h.kind != ""
+	}
+	ss := proseSentences(root, d.src, d.sectionAt)
+	f := findProse(ss, wantCause, inc.Fix == "", !structured && inc.Prevention+inc.Lessons+inc.NextSteps == "", !structured && inc.Impact == "")
+	switch {
+	case f.cause != "":
+		inc.RootCause, inc.CauseSource, inc.CauseStatus, inc.CauseFrom = f.cause, f.cause, kb.CauseKnown, kb.CauseFromSentence
+	case f.causeStatedUnknown:
+		inc.CauseFrom = kb.CauseFromStated
+	}
+	if inc.Fix == "" {
+		inc.Fix = f.fix
+	}
+	if inc.Prevention == "" {
+		inc.Prevention = f.prevention
+	}
+	if inc.Impact == "" {
+		inc.Impact = f.impact
+	}
+}
+
+// sectionAt returns the kind of the section holding the byte offset.
+func (d *mdDoc) sectionAt(off int) string {
+	kind := ""
+	for _, h := range d.heads {
+		if h.lineStart > off {
+			break
+		}
+		kind = h.kind
+	}
+	return kind
+}
+
+func dedupe(list []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, s := range list {
+		if s = strings.TrimSpace(s); s != "" && !seen[strings.ToLower(s)] {
+			seen[strings.ToLower(s)] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -218,7 +304,7 @@ func (d *mdDoc) addProse(n ast.Node) {
 // them. The last root-cause section is the root cause; earlier ones are
 // superseded guesses.
 func (d *mdDoc) fillSections(inc *kb.Incident) {
-	var causes []string
+	var causes, secondary []string
 	var fixes, options []string
 	text := make(map[string][]string)
 	for i, h := range d.heads {
@@ -233,6 +319,8 @@ func (d *mdDoc) fillSections(inc *kb.Incident) {
 		}
 		own, _ := headingKind(h.text)
 		switch {
+		case h.kind == KindRootCause && own == KindRootCause && isSecondaryCause(h.text):
+			secondary = append(secondary, "**"+h.text+"**\n\n"+body)
 		case h.kind == KindRootCause && own == KindRootCause:
 			causes = append(causes, body)
 		case h.kind == KindRootCause && len(causes) > 0:
@@ -245,13 +333,20 @@ func (d *mdDoc) fillSections(inc *kb.Incident) {
 			text[h.kind] = append(text[h.kind], subsection(h, body))
 		}
 	}
-	inc.CauseStatus = kb.CauseKnown
+	inc.CauseStatus, inc.CauseFrom = kb.CauseKnown, kb.CauseFromSection
 	if len(causes) > 0 {
 		inc.RootCause = causes[len(causes)-1]
 		inc.Superseded = causes[:len(causes)-1]
 	}
-	if unknownCause(inc.RootCause) {
-		inc.RootCause, inc.CauseStatus = "", kb.CauseUnknown
+	for _, s := range secondary {
+		inc.RootCause = joinText(inc.RootCause, s)
+	}
+	switch {
+	case strings.TrimSpace(inc.RootCause) == "":
+		// No root-cause section: the prose may still say it (fillFromProse).
+		inc.RootCause, inc.CauseStatus, inc.CauseFrom = "", kb.CauseUnknown, kb.CauseFromNone
+	case unknownCause(inc.RootCause):
+		inc.RootCause, inc.CauseStatus, inc.CauseFrom = "", kb.CauseUnknown, kb.CauseFromStated
 	}
 	inc.Fix = strings.Join(fixes, "\n\n")
 	inc.FixOptions = strings.Join(options, "\n\n")

@@ -16,23 +16,38 @@ const (
 	CauseUnknown = "unknown"
 )
 
+// Where a root cause came from (Incident.CauseFrom).
+const (
+	CauseFromSection  = "section"  // a root-cause heading or field
+	CauseFromSentence = "sentence" // a sentence of prose ("the root cause was …")
+	CauseFromStated   = "stated"   // the write-up says the cause is not known
+	CauseFromNone     = "none"     // no cause anywhere in the text
+)
+
 // Incident is one incident write-up, parsed.
 type Incident struct {
-	ID           string      `json:"id"`
-	Title        string      `json:"title"`
-	Source       string      `json:"source"`
-	Format       string      `json:"format"` // "markdown" or "library"
-	Organisation string      `json:"organisation,omitempty"`
-	Date         string      `json:"date,omitempty"` // YYYY-MM-DD
-	Tags         []string    `json:"tags"`
-	Services     []string    `json:"services"`
-	Severity     string      `json:"severity,omitempty"`
-	Likelihood   string      `json:"likelihood,omitempty"` // common, occasional, rare
-	Summary      string      `json:"summary,omitempty"`
-	Symptoms     string      `json:"symptoms,omitempty"`
-	Impact       string      `json:"impact,omitempty"`
-	RootCause    string      `json:"root_cause,omitempty"`
-	CauseStatus  string      `json:"root_cause_status"` // CauseKnown or CauseUnknown
+	ID           string   `json:"id"`
+	Title        string   `json:"title"`
+	Source       string   `json:"source"`
+	Format       string   `json:"format"` // "markdown" or "library"
+	Organisation string   `json:"organisation,omitempty"`
+	Date         string   `json:"date,omitempty"` // YYYY-MM-DD
+	Tags         []string `json:"tags"`
+	Services     []string `json:"services"`
+	Severity     string   `json:"severity,omitempty"`
+	// Duration is how long the incident lasted ("2h15m"), from its start
+	// and end times.
+	Duration    string `json:"duration,omitempty"`
+	Likelihood  string `json:"likelihood,omitempty"` // common, occasional, rare
+	Summary     string `json:"summary,omitempty"`
+	Symptoms    string `json:"symptoms,omitempty"`
+	Impact      string `json:"impact,omitempty"`
+	RootCause   string `json:"root_cause,omitempty"`
+	CauseStatus string `json:"root_cause_status"` // CauseKnown or CauseUnknown
+	// CauseFrom says how the root cause was found (CauseFrom* constants);
+	// CauseSource is the sentence it was taken from, when that was prose.
+	CauseFrom    string      `json:"root_cause_from,omitempty"`
+	CauseSource  string      `json:"root_cause_source,omitempty"`
 	Superseded   []string    `json:"superseded_root_causes"`
 	Fix          string      `json:"fix,omitempty"`
 	FixOptions   string      `json:"fix_options,omitempty"`
@@ -54,6 +69,9 @@ type Incident struct {
 	Examples     []string    `json:"examples"`
 	Counter      []string    `json:"counterexamples"`
 	Signatures   []Signature `json:"signatures"`
+	// Extra holds the write-up's front-matter fields that have no place
+	// above, in their order, so nothing a write-up says is dropped.
+	Extra []Field `json:"extra,omitempty"`
 	// Body is the original text of the write-up (or of its library entry).
 	Body string `json:"body"`
 	// Hash identifies the content the incident was parsed from.
@@ -71,6 +89,12 @@ type Section struct {
 	Heading string `json:"heading"`
 	Level   int    `json:"level"`
 	Text    string `json:"text"` // the section's own Markdown, without sub-sections
+}
+
+// Field is a key and its value as the write-up gave them.
+type Field struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // Step is a runbook command with its context.
@@ -122,10 +146,12 @@ type Summary struct {
 	ID          string   `json:"id"`
 	Title       string   `json:"title"`
 	Date        string   `json:"date,omitempty"`
+	Org         string   `json:"organisation,omitempty"`
 	Tags        []string `json:"tags"`
 	Services    []string `json:"services"`
 	RootCause   string   `json:"root_cause,omitempty"`
 	CauseStatus string   `json:"root_cause_status"`
+	CauseFrom   string   `json:"root_cause_from,omitempty"`
 	Source      string   `json:"source"`
 	Signatures  int      `json:"signatures"`
 }

@@ -15,33 +15,49 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
+// scoringModel is BM25 (bleve's index.BM25Scoring): with many short
+// fields, its saturation of term frequency and length normalisation rank
+// a write-up about the query's words above a long one that repeats them.
+const scoringModel = "bm25"
+
 // indexVersion changes whenever the mapping does; an index built with
 // another version is rebuilt at Open.
-const indexVersion = "5"
+const indexVersion = "6"
 
 // document is what the index holds for an incident. Every field is derived
-// from the incident in SQLite. Body holds the whole write-up; title, root
-// cause and signatures are indexed again on their own so they can be boosted.
+// from the incident in SQLite. Body holds the write-up without its front
+// matter; title, summary, root cause, signatures and the mapped fields
+// (tags, organisation and services, together as meta) are indexed again on
+// their own so they can be boosted. tags, services, organisation and year are also kept as
+// keywords, for filters and facets.
 type document struct {
-	ID         string   `json:"id"`
-	Title      string   `json:"title"`
-	RootCause  string   `json:"root_cause"`
-	Signatures string   `json:"signatures"`
-	Body       string   `json:"body"`
-	Tags       []string `json:"tags"`
-	Services   []string `json:"services"`
-	Org        string   `json:"organisation"`
-	Date       string   `json:"date"`
+	ID         string `json:"id"`
+	Title      string `json:"title"`
+	Summary    string `json:"summary"`
+	RootCause  string `json:"root_cause"`
+	Signatures string `json:"signatures"`
+	Body       string `json:"body"`
+	// Meta is the tags, organisation and services as text, one field so
+	// that a query costs one more term lookup per word, not three.
+	Meta     string   `json:"meta"`
+	Tags     []string `json:"tags"`
+	Services []string `json:"services"`
+	Org      string   `json:"organisation"`
+	Date     string   `json:"date"`
+	Year     string   `json:"year"`
 }
 
 // textFields are the analysed fields with their query boosts; highlighted
-// ones keep term vectors.
+// ones keep term vectors. The boosts were tuned with bench/collections on
+// the write-ups under ingest/testdata/collection: the mapped fields are few
+// words each, chosen by the author to say what the incident is about, so a
+// query word found there weighs more than the same word in the body.
 var textFields = []struct {
 	name      string
 	boost     float64
 	highlight bool
 }{
-	{"title", 4, false}, {"root_cause", 2.5, true}, {"signatures", 2, true}, {"body", 1, true},
+	{"title", 4, false}, {"meta", 3, false}, {"summary", 2, true}, {"root_cause", 2.5, true}, {"signatures", 2, true}, {"body", 1, true},
 }
 
 func newMapping() (mapping.IndexMapping, error) {
@@ -72,7 +88,7 @@ func newMapping() (mapping.IndexMapping, error) {
 		fm.IncludeInAll = false
 		doc.AddFieldMappingsAt(f.name, fm)
 	}
-	for _, name := range []string{"tags", "services", "organisation", "date"} {
+	for _, name := range []string{"tags", "services", "organisation", "date", "year"} {
 		fm := bleve.NewTextFieldMapping()
 		fm.Analyzer = keyword.Name
 		fm.Store = true
@@ -80,6 +96,7 @@ func newMapping() (mapping.IndexMapping, error) {
 		doc.AddFieldMappingsAt(name, fm)
 	}
 	im.DefaultMapping = doc
+	im.ScoringModel = scoringModel
 	return im, nil
 }
 
@@ -132,11 +149,39 @@ func toDocument(inc *Incident) document {
 		sigs = append(sigs, l.Lines...)
 	}
 	rc := inc.RootCause
-	if inc.CauseStatus == CauseUnknown {
+	if inc.CauseStatus == CauseUnknown && inc.CauseFrom != CauseFromNone {
 		rc = "root cause not stated"
 	}
-	return document{
-		ID: inc.ID, Title: stripMarks(inc.Title), RootCause: stripMarks(rc), Signatures: stripMarks(strings.Join(sigs, "\n")),
-		Body: stripMarks(inc.Body), Tags: inc.Tags, Services: inc.Services, Org: inc.Organisation, Date: inc.Date,
+	year := ""
+	if len(inc.Date) >= 4 {
+		year = inc.Date[:4]
 	}
+	return document{
+		ID: inc.ID, Title: stripMarks(inc.Title), Summary: stripMarks(inc.Summary), RootCause: stripMarks(rc),
+		Signatures: stripMarks(strings.Join(sigs, "\n")), Body: stripMarks(withoutFrontMatter(inc.Body)),
+		Meta: stripMarks(strings.Join(append(append(append([]string{}, inc.Tags...), inc.Organisation), inc.Services...), "\n")),
+		Tags: inc.Tags, Services: inc.Services, Org: inc.Organisation, Date: inc.Date, Year: year,
+	}
+}
+
+// withoutFrontMatter drops a leading "---" YAML block closed by "---" or
+// "...": its fields are indexed on their own, and a search fragment must
+// not show raw YAML.
+func withoutFrontMatter(s string) string {
+	if !strings.HasPrefix(s, "---\n") && !strings.HasPrefix(s, "---\r\n") {
+		return s
+	}
+	i := strings.IndexByte(s, '\n') + 1
+	for i < len(s) {
+		end := strings.IndexByte(s[i:], '\n')
+		line, next := s[i:], len(s)
+		if end >= 0 {
+			line, next = s[i:i+end], i+end+1
+		}
+		if t := strings.TrimRight(line, " \t\r"); t == "---" || t == "..." {
+			return s[next:]
+		}
+		i = next
+	}
+	return s
 }

@@ -22,6 +22,11 @@ type SearchRequest struct {
 	All      bool
 	Tags     []string
 	Services []string
+	Orgs     []string
+	Years    []string
+	// Facets asks for the counts of tags, organisations and years over all
+	// the incidents that match, not only the page returned.
+	Facets bool
 	// Size is the number of hits to return (default 10, at most 1000); From skips.
 	Size, From int
 }
@@ -31,7 +36,23 @@ type SearchResult struct {
 	Total uint64        `json:"total"`
 	Took  time.Duration `json:"took_ns"`
 	Hits  []SearchHit   `json:"hits"`
+	// Facets, when asked for: "tags", "organisation" and "year", each a
+	// list of values with their counts, most frequent first.
+	Facets map[string][]FacetCount `json:"facets,omitempty"`
 }
+
+// FacetCount is a value of a facet and the number of matching incidents
+// that have it.
+type FacetCount struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
+}
+
+// facetFields are the keyword fields faceted on, with the number of values kept.
+var facetFields = []struct {
+	name string
+	size int
+}{{"tags", 15}, {"organisation", 15}, {"year", 20}}
 
 // SearchHit is an incident that matched a search. Fragments hold the text
 // around matched terms, with MarkStart/MarkEnd around each term; they are
@@ -40,6 +61,7 @@ type SearchHit struct {
 	ID        string              `json:"id"`
 	Title     string              `json:"title"`
 	Date      string              `json:"date,omitempty"`
+	Org       string              `json:"organisation,omitempty"`
 	Tags      []string            `json:"tags"`
 	RootCause string              `json:"root_cause"`
 	Score     float64             `json:"score"`
@@ -75,7 +97,12 @@ func (k *KB) Search(ctx context.Context, r SearchRequest) (*SearchResult, error)
 		size, from = max(3*(want+from), 30), 0
 	}
 	req := bleve.NewSearchRequestOptions(q, size, from, false)
-	req.Fields = []string{"title", "date", "tags", "root_cause"}
+	req.Fields = []string{"title", "date", "tags", "organisation", "root_cause"}
+	if r.Facets {
+		for _, f := range facetFields {
+			req.AddFacet(f.name, bleve.NewFacetRequest(f.name, f.size))
+		}
+	}
 	res, err := k.idx.SearchInContext(ctx, req)
 	if err != nil {
 		if r.Syntax {
@@ -87,8 +114,11 @@ func (k *KB) Search(ctx context.Context, r SearchRequest) (*SearchResult, error)
 	for _, h := range res.Hits {
 		out.Hits = append(out.Hits, SearchHit{
 			ID: h.ID, Score: h.Score, Title: str(h.Fields["title"]), Date: str(h.Fields["date"]),
-			Tags: strs(h.Fields["tags"]), RootCause: str(h.Fields["root_cause"]),
+			Org: str(h.Fields["organisation"]), Tags: strs(h.Fields["tags"]), RootCause: str(h.Fields["root_cause"]),
 		})
+	}
+	if r.Facets {
+		out.Facets = facets(res)
 	}
 	if rerank {
 		if err := k.phraseBonus(ctx, text, out.Hits); err != nil {
@@ -102,6 +132,23 @@ func (k *KB) Search(ctx context.Context, r SearchRequest) (*SearchResult, error)
 	}
 	out.Took = res.Took
 	return out, nil
+}
+
+func facets(res *bleve.SearchResult) map[string][]FacetCount {
+	out := make(map[string][]FacetCount, len(facetFields))
+	for _, f := range facetFields {
+		fr := res.Facets[f.name]
+		list := []FacetCount{}
+		if fr != nil && fr.Terms != nil {
+			for _, t := range fr.Terms.Terms() {
+				if t.Term != "" {
+					list = append(list, FacetCount{Value: t.Term, Count: t.Count})
+				}
+			}
+		}
+		out[f.name] = list
+	}
+	return out
 }
 
 // phraseBonus adds to the score of each hit whose signatures contain text
@@ -169,9 +216,10 @@ func buildQuery(r SearchRequest) (query.Query, error) {
 	text, tags, services, orgs := splitFilters(r.Query)
 	tags = append(tags, r.Tags...)
 	services = append(services, r.Services...)
+	orgs = append(orgs, r.Orgs...)
 	var must []query.Query
 	switch {
-	case strings.TrimSpace(text) == "" && len(tags)+len(services)+len(orgs) == 0:
+	case strings.TrimSpace(text) == "" && len(tags)+len(services)+len(orgs)+len(r.Years) == 0:
 		return nil, &ValidationError{Field: "q", Msg: "query is empty"}
 	case strings.TrimSpace(text) == "":
 		must = append(must, bleve.NewMatchAllQuery())
@@ -189,7 +237,7 @@ func buildQuery(r SearchRequest) (query.Query, error) {
 	for _, f := range []struct {
 		field  string
 		values []string
-	}{{"tags", tags}, {"services", services}, {"organisation", orgs}} {
+	}{{"tags", tags}, {"services", services}, {"organisation", orgs}, {"year", r.Years}} {
 		for _, v := range f.values {
 			tq := bleve.NewTermQuery(v)
 			tq.SetField(f.field)

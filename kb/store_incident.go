@@ -161,17 +161,20 @@ func putIncident(ctx context.Context, tx *sql.Tx, inc *Incident, now time.Time) 
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO incidents (id, title, source, format, date, root_cause_status, doc, hash, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = tx.ExecContext(ctx, `INSERT INTO incidents (id, title, source, format, date, organisation, root_cause_status, doc, hash, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT(id) DO UPDATE SET title = excluded.title, source = excluded.source, format = excluded.format,
-			date = excluded.date, root_cause_status = excluded.root_cause_status, doc = excluded.doc,
-			hash = excluded.hash, updated_at = excluded.updated_at`,
-		inc.ID, inc.Title, inc.Source, inc.Format, inc.Date, inc.CauseStatus, string(js), inc.Hash,
+			date = excluded.date, organisation = excluded.organisation, root_cause_status = excluded.root_cause_status,
+			doc = excluded.doc, hash = excluded.hash, updated_at = excluded.updated_at`,
+		inc.ID, inc.Title, inc.Source, inc.Format, inc.Date, inc.Organisation, inc.CauseStatus, string(js), inc.Hash,
 		doc.CreatedAt.Format(timeFormat), now.Format(timeFormat))
 	if err != nil {
 		return err
 	}
 	if err := putTags(ctx, tx, inc); err != nil {
+		return err
+	}
+	if err := putFields(ctx, tx, inc); err != nil {
 		return err
 	}
 	if err := putSignatures(ctx, tx, inc); err != nil {
@@ -195,6 +198,19 @@ func putTags(ctx context.Context, tx *sql.Tx, inc *Incident) error {
 	}
 	for _, t := range inc.Tags {
 		if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO incident_tags (incident_id, tag) VALUES (?, ?)", inc.ID, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func putFields(ctx context.Context, tx *sql.Tx, inc *Incident) error {
+	if _, err := tx.ExecContext(ctx, "DELETE FROM incident_fields WHERE incident_id = ?", inc.ID); err != nil {
+		return err
+	}
+	for i, f := range inc.Extra {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO incident_fields (incident_id, position, key, value) VALUES (?, ?, ?, ?)",
+			inc.ID, i, f.Key, f.Value); err != nil {
 			return err
 		}
 	}
@@ -339,8 +355,8 @@ func listSummaries(ctx context.Context, q querier, tag string) ([]Summary, error
 // ListView returns the list view of the incident.
 func (inc *Incident) ListView(signatures int) Summary {
 	return Summary{
-		ID: inc.ID, Title: inc.Title, Date: inc.Date, Tags: nonNil(inc.Tags), Services: nonNil(inc.Services),
-		RootCause: inc.RootCause, CauseStatus: inc.CauseStatus, Source: inc.Source, Signatures: signatures,
+		ID: inc.ID, Title: inc.Title, Date: inc.Date, Org: inc.Organisation, Tags: nonNil(inc.Tags), Services: nonNil(inc.Services),
+		RootCause: inc.RootCause, CauseStatus: inc.CauseStatus, CauseFrom: inc.CauseFrom, Source: inc.Source, Signatures: signatures,
 	}
 }
 

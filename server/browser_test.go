@@ -15,6 +15,9 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/web"
 )
 
 // Browser tests drive headless Chromium over the real server. Without a
@@ -92,7 +95,11 @@ func (tb *tab) screenshot(t *testing.T, name string) {
 
 func TestBrowser(t *testing.T) {
 	start := time.Now()
-	h := newHarness(t, harnessOpts{extraWriteups: map[string]string{"xss-probe.md": xssWriteup}})
+	hostile, err := os.ReadFile("../ingest/testdata/collection/pm-d04-hostile.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOpts{extraWriteups: map[string]string{"xss-probe.md": xssWriteup, "hostile-page.html": string(hostile)}})
 	browserCtx := startBrowser(t, h, 90*time.Second)
 	t.Logf("Chromium started in %v", time.Since(start).Round(time.Millisecond))
 
@@ -102,6 +109,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("emerging pattern muted from its page", func(t *testing.T) { browsePatterns(t, h, newTab(t, browserCtx)) })
 	t.Run("live occurrence appears without a reload", func(t *testing.T) { browseLive(t, h, newTab(t, browserCtx)) })
 	t.Run("XSS write-up fires no dialog", func(t *testing.T) { browseXSS(t, h, newTab(t, browserCtx)) })
+	t.Run("hostile HTML write-up renders inert", func(t *testing.T) { browseHostileHTML(t, h, newTab(t, browserCtx), hostile) })
 	t.Run("375px wide and dark", func(t *testing.T) { browseNarrowAndDark(t, h, newTab(t, browserCtx)) })
 	t.Logf("browser tests took %v", time.Since(start).Round(time.Millisecond))
 }
@@ -319,6 +327,39 @@ func browseXSS(t *testing.T, h *harness, tb *tab) {
 	}
 	if n := run(t, tb, "scripts", chromedp.Evaluate[int](`document.scripts.length`)); n != 1 {
 		t.Errorf("the incident page has %d scripts, want 1 (its own)", n)
+	}
+}
+
+// browseHostileHTML opens the incident of an HTML write-up full of
+// scripts, frames, event handlers and javascript: links, and its search
+// results: nothing of it runs, and its text is still there.
+func browseHostileHTML(t *testing.T, h *harness, tb *tab, page []byte) {
+	incs, err := ingest.ParseWriteup("hostile-page.html", page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := incs[0].ID
+	for _, path := range []string{web.IncidentURL(id), "/?q=hostile+xss+probe", "/?q=pwned"} {
+		tb.do(t, "open "+path, chromedp.Navigate(h.http.URL+path), chromedp.WaitReady(chromedp.CSS("footer")),
+			chromedp.Sleep(200*time.Millisecond))
+		if n := tb.dialogs.Load(); n != 0 {
+			t.Errorf("%s: %d JavaScript dialogs opened", path, n)
+		}
+		probe := `JSON.stringify({pwned: window.pwned === undefined ? 0 : window.pwned, title: document.title === 'pwned',
+			scripts: document.scripts.length, frames: document.querySelectorAll('iframe,frame,object,embed').length,
+			handlers: [...document.querySelectorAll('main *, article *, .results *')].filter(e => [...e.attributes].some(a => a.name.startsWith('on'))).length,
+			links: [...document.querySelectorAll('a[href]')].filter(a => !/^(https?:|\/|#|mailto:)/i.test(a.getAttribute('href'))).length})`
+		got := run(t, tb, "probe "+path, chromedp.Evaluate[string](probe))
+		if want := `{"pwned":0,"title":false,"scripts":1,"frames":0,"handlers":0,"links":0}`; got != want {
+			t.Errorf("%s: %s, want %s", path, got, want)
+		}
+	}
+	tb.do(t, "back to the incident", chromedp.Navigate(h.http.URL+web.IncidentURL(id)), chromedp.WaitReady(chromedp.CSS("footer")))
+	text := run(t, tb, "page text", chromedp.Evaluate[string](`document.querySelector('section.writeup').innerText`))
+	for _, want := range []string{"<script>window.pwned=11</script>", "webhook token rejected: signature mismatch", "a good link"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("write-up text lacks %q:\n%s", want, text)
+		}
 	}
 }
 

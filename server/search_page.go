@@ -32,17 +32,20 @@ func (s *Server) handleSearchPage(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	q, tag, svc := strings.TrimSpace(c.Query("q")), c.Query("tag"), c.Query("service")
+	f := filters{tag: c.Query("tag"), svc: c.Query("service"), org: c.Query("org"), year: c.Query("year")}
+	q := strings.TrimSpace(c.Query("q"))
 	pageNum, _ := strconv.Atoi(c.Query("page"))
 	pageNum = max(pageNum, 1)
-	d := web.SearchData{Page: s.page(c, "Search", "search"), Query: q, Tag: tag, Service: svc,
-		Tags: withSelected(cat.tags, tag), Services: withSelected(cat.services, svc), PageNum: pageNum}
+	d := web.SearchData{Page: s.page(c, "Search", "search"), Query: q, Tag: f.tag, Service: f.svc, Org: f.org, Year: f.year,
+		Tags: withSelected(cat.tags, f.tag), Services: withSelected(cat.services, f.svc), PageNum: pageNum}
 	status, per := http.StatusOK, searchPerPage
 	if q == "" {
 		per = listPerPage
 		d.Listing = true
-		d.Results, d.Total = listPage(cat, tag, svc, pageNum)
-	} else if res, err := s.kb.Search(ctx, searchRequest(q, tag, svc, pageNum)); err != nil {
+		var counts map[string][]kb.FacetCount
+		d.Results, d.Total, counts = listPage(cat, f, pageNum)
+		d.Facets = facetGroups(counts, c.Request.URL.Query(), f)
+	} else if res, err := s.kb.Search(ctx, searchRequest(q, f, pageNum)); err != nil {
 		var ve *kb.ValidationError
 		if !errors.As(err, &ve) {
 			s.writeError(c, err)
@@ -54,38 +57,101 @@ func (s *Server) handleSearchPage(c *gin.Context) {
 		for _, h := range res.Hits {
 			d.Results = append(d.Results, searchResult(h, cat))
 		}
+		d.Facets = facetGroups(res.Facets, c.Request.URL.Query(), f)
 	}
 	paginate(&d, per, c.Request.URL.Query())
 	s.render(c, status, "search", d)
 }
 
-func searchRequest(q, tag, svc string, page int) kb.SearchRequest {
-	r := kb.SearchRequest{Query: q, Size: searchPerPage, From: (page - 1) * searchPerPage}
-	if tag != "" {
-		r.Tags = []string{tag}
-	}
-	if svc != "" {
-		r.Services = []string{svc}
+// filters are the search page's facet filters.
+type filters struct{ tag, svc, org, year string }
+
+func searchRequest(q string, f filters, page int) kb.SearchRequest {
+	r := kb.SearchRequest{Query: q, Size: searchPerPage, From: (page - 1) * searchPerPage, Facets: true}
+	for _, p := range []struct {
+		v   string
+		dst *[]string
+	}{{f.tag, &r.Tags}, {f.svc, &r.Services}, {f.org, &r.Orgs}, {f.year, &r.Years}} {
+		if p.v != "" {
+			*p.dst = []string{p.v}
+		}
 	}
 	return r
 }
 
-// listPage returns one page of the incident list, filtered by tag and service.
-func listPage(cat *catalog, tag, svc string, page int) ([]web.SearchResult, int) {
+// listPage returns one page of the incident list, filtered, and the facet
+// counts over every incident that passes the filters.
+func listPage(cat *catalog, f filters, page int) ([]web.SearchResult, int, map[string][]kb.FacetCount) {
 	var out []web.SearchResult
 	n := 0
 	from := (page - 1) * listPerPage
+	counts := map[string]map[string]int{"tags": {}, "organisation": {}, "year": {}}
 	for _, sm := range cat.list {
-		if (tag != "" && !slices.Contains(sm.Tags, tag)) || (svc != "" && !slices.Contains(sm.Services, svc)) {
+		year := yearOf(sm.Date)
+		if (f.tag != "" && !slices.Contains(sm.Tags, f.tag)) || (f.svc != "" && !slices.Contains(sm.Services, f.svc)) ||
+			(f.org != "" && sm.Org != f.org) || (f.year != "" && year != f.year) {
 			continue
 		}
+		for _, t := range sm.Tags {
+			counts["tags"][t]++
+		}
+		if sm.Org != "" {
+			counts["organisation"][sm.Org]++
+		}
+		if year != "" {
+			counts["year"][year]++
+		}
 		if n >= from && n < from+listPerPage {
-			out = append(out, web.SearchResult{ID: sm.ID, Title: sm.Title, Date: sm.Date, Tags: sm.Tags,
-				RootCause: causeLine(sm.RootCause), CauseUnknown: sm.CauseStatus == kb.CauseUnknown})
+			out = append(out, web.SearchResult{ID: sm.ID, Title: sm.Title, Date: sm.Date, Org: sm.Org, Tags: sm.Tags,
+				RootCause: causeLine(sm.RootCause), CauseUnknown: sm.CauseStatus == kb.CauseUnknown,
+				CauseNotFound: sm.CauseStatus == kb.CauseUnknown && sm.CauseFrom == kb.CauseFromNone})
 		}
 		n++
 	}
-	return out, n
+	fc := make(map[string][]kb.FacetCount, len(counts))
+	for name, m := range counts {
+		fs := facets(m)
+		list := make([]kb.FacetCount, 0, min(len(fs), 15))
+		for _, x := range fs[:min(len(fs), 15)] {
+			list = append(list, kb.FacetCount{Value: x.Value, Count: x.Count})
+		}
+		fc[name] = list
+	}
+	return out, n, fc
+}
+
+func yearOf(date string) string {
+	if len(date) >= 4 {
+		return date[:4]
+	}
+	return ""
+}
+
+// facetGroups turns facet counts into links: each value filters the
+// current query by it, a selected value's link removes the filter.
+func facetGroups(counts map[string][]kb.FacetCount, q url.Values, f filters) []web.FacetGroup {
+	groups := []struct{ name, field, param, sel string }{
+		{"Tag", "tags", "tag", f.tag}, {"Organisation", "organisation", "org", f.org}, {"Year", "year", "year", f.year},
+	}
+	var out []web.FacetGroup
+	for _, g := range groups {
+		fg := web.FacetGroup{Name: g.name}
+		for _, fc := range counts[g.field] {
+			v := url.Values{}
+			for k, vs := range q {
+				if k != "page" && k != g.param {
+					v[k] = vs
+				}
+			}
+			sel := fc.Value == g.sel
+			if !sel {
+				v.Set(g.param, fc.Value)
+			}
+			fg.Values = append(fg.Values, web.FacetLink{Value: fc.Value, Count: fc.Count, URL: "/?" + v.Encode(), Selected: sel})
+		}
+		out = append(out, fg)
+	}
+	return out
 }
 
 // fragmentFields are the highlighted fields, in the order shown; the root
@@ -96,9 +162,10 @@ var fragmentFields = []string{"signatures", "body", "root_cause"}
 const maxFragments = 2
 
 func searchResult(h kb.SearchHit, cat *catalog) web.SearchResult {
-	r := web.SearchResult{ID: h.ID, Title: h.Title, Date: h.Date, Tags: h.Tags, RootCause: causeLine(h.RootCause)}
+	r := web.SearchResult{ID: h.ID, Title: h.Title, Date: h.Date, Org: h.Org, Tags: h.Tags, RootCause: causeLine(h.RootCause)}
 	if sm, ok := cat.summary(h.ID); ok {
 		r.CauseUnknown = sm.CauseStatus == kb.CauseUnknown
+		r.CauseNotFound = r.CauseUnknown && sm.CauseFrom == kb.CauseFromNone
 	}
 	for _, f := range fragmentFields {
 		for _, frag := range h.Fragments[f] {

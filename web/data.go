@@ -36,26 +36,47 @@ type Facet struct {
 type SearchData struct {
 	Page
 	Query, Tag, Service string
+	Org, Year           string
 	Tags, Services      []Facet
-	Listing             bool // no query: the incident list
-	Results             []SearchResult
-	Total               int
-	Took                time.Duration
-	PageNum, Pages      int
-	PrevURL, NextURL    string
-	Error               string
+	// Facets are the counts of tags, organisations and years over the
+	// results (or the listed incidents), each value a link that filters.
+	Facets           []FacetGroup
+	Listing          bool // no query: the incident list
+	Results          []SearchResult
+	Total            int
+	Took             time.Duration
+	PageNum, Pages   int
+	PrevURL, NextURL string
+	Error            string
 }
 
 // SearchResult is one incident in the results.
 type SearchResult struct {
 	ID, Title, Date string
+	Org             string
 	Tags            []string
 	RootCause       string
 	CauseUnknown    bool
+	CauseNotFound   bool // unknown because no cause is anywhere in the text
 	// Fragments are bleve highlight fragments: plain text with kb.MarkStart
 	// and kb.MarkEnd around the matched terms (the "mark" template func
 	// escapes them).
 	Fragments []Fragment
+}
+
+// FacetGroup is one facet of the search page: its name and its values.
+type FacetGroup struct {
+	Name   string
+	Values []FacetLink
+}
+
+// FacetLink is a facet value with its count and the URL that filters by
+// it (or, when Selected, removes the filter).
+type FacetLink struct {
+	Value    string
+	Count    int
+	URL      string
+	Selected bool
 }
 
 // Fragment is a highlighted excerpt of one field.
@@ -98,10 +119,12 @@ type AnalyzeGroup struct {
 	ID, Title    string
 	RootCause    string
 	CauseUnknown bool
-	Count        int
-	Best         float64
-	Lines        []AnalyzeLine
-	More         int // matched lines not shown
+	// CauseNotFound: unknown because the write-up gives no cause anywhere.
+	CauseNotFound bool
+	Count         int
+	Best          float64
+	Lines         []AnalyzeLine
+	More          int // matched lines not shown
 }
 
 // AnalyzeLine is an input line; for a match, with the explanation.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/kb"
 )
 
 func runIngest(ctx context.Context, e *env, args []string) error {
@@ -22,7 +23,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return usageErr("no paths given: incidex ingest PATH... (files or directories of .md, .markdown, .txt)")
+		return usageErr("no paths given: incidex ingest PATH... (files or directories of .md, .markdown, .txt, .html, .htm)")
 	}
 	files, errs := ingest.Collect(fs.Args())
 	k, err := openKB(ctx, e, &cfg, indexOptional)
@@ -38,6 +39,7 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		printIngestJSON(e, rep)
 	} else {
+		printPerFile(e, rep.PerFile)
 		for _, f := range rep.Failed {
 			fmt.Fprintf(e.stderr, "incidex ingest: %s\n", oneLine(f.Error()))
 		}
@@ -56,6 +58,35 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// causeWords says in words how a root cause was found.
+var causeWords = map[string]string{
+	kb.CauseFromSection:  "root cause from a heading or field",
+	kb.CauseFromSentence: "root cause from a sentence",
+	kb.CauseFromStated:   "root cause stated as unknown",
+	kb.CauseFromNone:     "no root cause found",
+}
+
+// printPerFile prints one line per incident written, and the file's
+// warnings (a write-up with no signature, a front-matter field left out)
+// on stderr.
+func printPerFile(e *env, files []ingest.FileReport) {
+	for _, f := range files {
+		for _, inc := range f.Incidents {
+			fmt.Fprintf(e.stdout, "%s: %s, %s, %s\n", oneLine(f.Path), oneLine(inc.ID), plural(inc.Signatures, "signature"), causeWords[inc.Cause])
+		}
+		for _, w := range f.Warnings {
+			fmt.Fprintf(e.stderr, "incidex ingest: warning: %s: %s\n", oneLine(f.Path), oneLine(w))
+		}
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 func printIngestJSON(e *env, rep ingest.Report) {
 	failed := make([]string, 0, len(rep.Failed))
 	for _, f := range rep.Failed {
@@ -70,6 +101,9 @@ func printIngestJSON(e *env, rep ingest.Report) {
 	}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
+	}
+	if out.PerFile == nil {
+		out.PerFile = []ingest.FileReport{}
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")

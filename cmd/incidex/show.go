@@ -44,7 +44,7 @@ func runShow(ctx context.Context, e *env, args []string) error {
 func printIncident(w io.Writer, inc *kb.Incident) {
 	fmt.Fprintf(w, "%s — %s\n", inc.ID, inc.Title)
 	var meta []string
-	for _, m := range []string{inc.Date, inc.Organisation, inc.Severity} {
+	for _, m := range []string{inc.Date, inc.Organisation, inc.Severity, inc.Duration} {
 		if m != "" {
 			meta = append(meta, m)
 		}
@@ -59,10 +59,19 @@ func printIncident(w io.Writer, inc *kb.Incident) {
 	for _, m := range inc.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", m)
 	}
+	if len(inc.Services) > 0 {
+		fmt.Fprintf(w, "services: %s\n", strings.Join(inc.Services, ", "))
+	}
 	section(w, "Summary", inc.Summary)
-	if inc.CauseStatus == kb.CauseUnknown {
+	section(w, "Impact", inc.Impact)
+	switch {
+	case inc.CauseStatus == kb.CauseUnknown && inc.CauseFrom == kb.CauseFromNone:
+		section(w, "Root cause", "Not found in the text — the write-up has no root-cause section and no sentence that gives one.")
+	case inc.CauseStatus == kb.CauseUnknown:
 		section(w, "Root cause", "Not stated — the write-up says the cause is unknown.")
-	} else {
+	case inc.CauseFrom == kb.CauseFromSentence:
+		section(w, "Root cause (from the write-up's own sentence)", inc.RootCause)
+	default:
 		section(w, "Root cause", inc.RootCause)
 	}
 	for _, s := range inc.Superseded {
@@ -73,12 +82,24 @@ func printIncident(w io.Writer, inc *kb.Incident) {
 		section(w, "Options considered", inc.FixOptions)
 	}
 	section(w, "Workaround", inc.Workaround)
+	section(w, "Prevention", inc.Prevention)
+	section(w, "Lessons", inc.Lessons)
+	section(w, "Next steps", inc.NextSteps)
 	printRunbook(w, inc.Runbook)
 	if len(inc.Signatures) > 0 {
 		fmt.Fprintf(w, "\nSignatures (%d)\n", len(inc.Signatures))
 		for _, s := range inc.Signatures {
 			fmt.Fprintf(w, "  %s  %s\n", s.ID, clip(s.Template, 160))
 		}
+	}
+	if len(inc.References) > 0 {
+		fmt.Fprintln(w, "\nReferences")
+		for _, r := range inc.References {
+			fmt.Fprintf(w, "  %s\n", stripControls2(firstOf(r.URL, r.Text)))
+		}
+	}
+	for _, f := range inc.Extra {
+		fmt.Fprintf(w, "%s: %s\n", stripControls2(f.Key), stripControls2(f.Value))
 	}
 	if len(inc.Overlaps) > 0 {
 		fmt.Fprintf(w, "\nSame messages as: %s\n", strings.Join(inc.Overlaps, ", "))
@@ -166,4 +187,11 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
