@@ -131,6 +131,10 @@ func commandsOf(lines []string) (steps []cmdStep, output []string) {
 			cur, comment = &steps[len(steps)-1], nil
 		case prompted:
 			output = append(output, l)
+		case cur != nil && !isCommandLine(t):
+			// Output pasted under a command without a prompt
+			// ("kubectl get pods" and its table): not a step.
+			output = append(output, l)
 		default:
 			steps = append(steps, cmdStep{command: t, comment: strings.Join(comment, " ")})
 			cur, comment = &steps[len(steps)-1], nil
@@ -189,42 +193,80 @@ func isIdentifier(s string) bool {
 
 // quotedSpans finds quoted text in prose, pairing nested quotes: in
 // `showed: "error=... Get "https://x": dial tcp ...".` the outer pair wins.
-// A quote opens when it follows a space, an opening bracket, '=' or ':' (or
-// starts the text) and is followed by a non-space; it closes when it
-// follows a non-space and is followed by the end, a space or punctuation.
+// Curly quotes pair with each other (“ opens, ” closes), so straight quotes
+// inside them (“… for user "app"”) stay inside. A straight quote opens when
+// it follows a space, an opening bracket, '=' or ':' (or starts the text)
+// and is followed by a non-space; it closes when it follows a non-space and
+// is followed by the end, a space, punctuation or a closing curly quote. An
+// escaped quote (\") is part of the text. A quote left open at the end of
+// the text runs to the end of its sentence (an unbalanced quote).
 func quotedSpans(s string) []string {
-	type open struct{ pos int }
+	type open struct {
+		pos   int
+		curly bool
+	}
 	var stack []open
 	var out []string
+	emit := func(from, to int) {
+		if t := strings.TrimSpace(s[from:to]); t != "" {
+			out = append(out, t)
+		}
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c != '"' && !(c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0x9c || s[i+2] == 0x9d)) {
+		curlyOpen := c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2] == 0x9c
+		curlyClose := c == 0xe2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2] == 0x9d
+		switch {
+		case curlyOpen:
+			stack = append(stack, open{pos: i + 3, curly: true})
+			i += 2
 			continue
-		}
-		w := 1
-		if c == 0xe2 { // “ ”
-			w = 3
+		case curlyClose:
+			// Close the innermost curly quote, and any straight ones in it.
+			for k := len(stack) - 1; k >= 0; k-- {
+				if stack[k].curly {
+					if k == 0 {
+						emit(stack[0].pos, i)
+					}
+					stack = stack[:k]
+					break
+				}
+			}
+			i += 2
+			continue
+		case c != '"' || i > 0 && s[i-1] == '\\':
+			continue
 		}
 		prev, next := byte(' '), byte(' ')
 		if i > 0 {
 			prev = s[i-1]
 		}
-		if i+w < len(s) {
-			next = s[i+w]
+		if i+1 < len(s) {
+			next = s[i+1]
 		}
 		opens := strings.IndexByte(" \t\n([{=:", prev) >= 0 && next != ' ' && next != '\n'
-		closes := prev != ' ' && prev != '\n' && (i+w == len(s) || strings.IndexByte(" \t\n.,;:)]}!?", next) >= 0)
+		closes := prev != ' ' && prev != '\n' && (i+1 == len(s) || strings.IndexByte(" \t\n.,;:)]}!?\"\xe2", next) >= 0)
+		top := len(stack) > 0 && !stack[len(stack)-1].curly
 		switch {
-		case closes && len(stack) > 0 && (!opens || len(stack) > 0):
+		case closes && top:
 			o := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			if len(stack) == 0 {
-				out = append(out, s[o.pos:i])
+				emit(o.pos, i)
 			}
 		case opens:
-			stack = append(stack, open{pos: i + w})
+			stack = append(stack, open{pos: i + 1})
 		}
-		i += w - 1
+	}
+	if len(stack) > 0 {
+		// Unbalanced: the outermost open quote runs to the end of its sentence.
+		rest := s[stack[0].pos:]
+		if e := strings.Index(rest, ". "); e > 0 {
+			rest = rest[:e]
+		}
+		if t := strings.TrimSpace(strings.TrimRight(rest, ".")); t != "" {
+			out = append(out, t)
+		}
 	}
 	return out
 }

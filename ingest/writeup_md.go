@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/patterns"
 )
 
 var mdParser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser()
@@ -180,7 +181,15 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		d.addCode("", linesOf(n.Lines(), d.src))
 		return ast.WalkSkipChildren, nil
 	case *ast.Paragraph, *ast.TextBlock:
+		if inBlockquote(n) {
+			d.addQuotedBlock(n)
+		}
 		d.addProse(n)
+	case *ast.HTMLBlock:
+		if inBlockquote(n) {
+			d.addQuotedHTML(n)
+		}
+		return ast.WalkSkipChildren, nil
 	case *ast.Link:
 		if d.section().kind == KindReferences {
 			d.refs = append(d.refs, kb.Ref{Text: inlineText(n, d.src), URL: string(n.Destination)})
@@ -268,6 +277,70 @@ func (d *mdDoc) addCandidate(s, section string, minTokens int) {
 		d.cands = append(d.cands, sigCandidate{text: s, kind: kind, section: section})
 	}
 }
+
+// inBlockquote reports whether n sits in a blockquote (at any depth).
+func inBlockquote(n ast.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if _, ok := p.(*ast.Blockquote); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// addQuotedBlock reads a paragraph of a blockquote as pasted log output:
+// people quote a log line as often as they fence it. Each line (wrapped
+// continuation lines joined) that reads like an error is a candidate, as a
+// log block's lines are; prose in a blockquote rarely does.
+func (d *mdDoc) addQuotedBlock(n ast.Node) {
+	lines := linesOf(n.Lines(), d.src)
+	sec := d.section()
+	var logs []string
+	for _, e := range logEntries(lines) {
+		e = strings.TrimSpace(strings.TrimLeft(e, "> "))
+		if isCommandLine(e) || !looksLogged(e) {
+			continue
+		}
+		before := len(d.cands)
+		d.addCandidate(e, sec.kind, 2)
+		if len(d.cands) > before {
+			logs = append(logs, e)
+		}
+	}
+	if len(logs) > 0 {
+		d.blocks = append(d.blocks, kb.Block{Section: sec.kind, Heading: sec.text, Lang: "quote", Class: ClassLog, Lines: logs})
+	}
+}
+
+// looksLogged tells a pasted log line from a sentence of prose quoted in a
+// blockquote: a log line has a prefix (level, timestamp, klog), an error
+// identifier, a colon-separated message, or no sentence ending.
+func looksLogged(s string) bool {
+	p := patterns.Prepare(s)
+	if p.Level > 0 || len(p.Text) < len(s) {
+		return true
+	}
+	t := strings.TrimSpace(s)
+	if strings.Contains(t, ": ") || strings.ContainsAny(t, "[]{}=_/") {
+		return true
+	}
+	return !strings.HasSuffix(t, ".") || len(strings.Fields(t)) <= 8
+}
+
+// addQuotedHTML reads raw HTML quoted in a blockquote (a server's error
+// page, "<h1>413 Request Entity Too Large</h1>") for its text lines.
+func (d *mdDoc) addQuotedHTML(n *ast.HTMLBlock) {
+	sec := d.section()
+	for _, l := range linesOf(n.Lines(), d.src) {
+		t := strings.TrimSpace(htmlTag.ReplaceAllString(strings.TrimLeft(l, "> "), " "))
+		if t == "" {
+			continue
+		}
+		d.addCandidate(strings.Join(strings.Fields(t), " "), sec.kind, 3)
+	}
+}
+
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
 
 var dateLine = regexp.MustCompile(`(?i)\b(?:date|last updated|updated|occurred|incident date|when)\W{0,4}\s*(\d{4}-\d{2}-\d{2})`)
 

@@ -52,6 +52,13 @@ type SignatureRef struct {
 	Kind     string `json:"kind"`
 }
 
+// PossibleMinScore is the bottom of the possible band: a match scoring at
+// least this but below the confident threshold (patterns.DefaultMinScore,
+// or --min-score) is shown as possible by `incidex match`, /analyze and the
+// API, with its evidence, and never opens an occurrence. The figures that
+// justify both bands are in the README (How matching works).
+const PossibleMinScore = 0.3
+
 // likelihoodBoost orders incidents that explain the same line.
 var likelihoodBoost = map[string]float64{"common": 1, "occasional": 0.97, "rare": 0.94}
 

@@ -1,5 +1,7 @@
 package patterns
 
+import "strings"
+
 // Word lists that shape token weights before the knowledge base's own
 // statistics (IDF) refine them. They are a prior on how much a word says
 // about a failure in any log, so a knowledge base of two write-ups already
@@ -104,6 +106,19 @@ func specific(s string) bool {
 	return humps >= 1 || (dots >= 1 && len(s) >= 5)
 }
 
+// errorClassName reports an exception or error type's name, as runtimes
+// print them: OperationalError, java.lang.OutOfMemoryError, SSLException,
+// ECONNREFUSED-style errno names are error words already.
+func errorClassName(s string) bool {
+	if i := strings.LastIndexByte(s, '.'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) < 8 || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	return strings.HasSuffix(s, "Error") || strings.HasSuffix(s, "Exception") || strings.HasSuffix(s, "Failure") || strings.HasSuffix(s, "Fault")
+}
+
 // weakErrorWords count as failure evidence for the match gate but not on
 // their own for IsFailure: "not" and "no" need a word after them.
 var weakErrorWords = hashSet(
@@ -124,6 +139,9 @@ func IsFailure(line string) bool {
 	}
 	toks := Tokenize(p.Text, nil)
 	for i, t := range toks {
+		if t.Kind == KindWord && !errorWords[t.Hash] && errorClassName(p.Text[t.Start:t.End]) {
+			return true
+		}
 		if t.Kind != KindWord || !errorWords[t.Hash] {
 			continue
 		}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"strings"
+	"testing"
+
+	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/patterns"
+)
+
+// A user-style evaluation set is a directory with
+//
+//	writeups/          write-ups in the styles teams use, one error pasted once or twice
+//	writeups/MANIFEST.tsv   file<TAB>topic<TAB>…
+//	positives.tsv      topic<TAB>line<TAB>…: other real occurrences of the topics' failures
+//	negatives-healthy.tsv  line<TAB>…: healthy lines of the same components
+//	negatives-unknown.tsv  line<TAB>…: real errors of failures the write-ups do not hold
+//
+// It is measured with the write-ups alone (no starter knowledge base).
+type userSet struct {
+	incidents []*kb.Incident
+	topicInc  map[string]string // topic → incident id
+	positives []userLine
+	healthy   []string
+	unknown   []string
+}
+
+type userLine struct{ topic, line string }
+
+func readTSV(t testing.TB, path string, header bool) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows [][]string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	first := true
+	for sc.Scan() {
+		if first && header {
+			first = false
+			continue
+		}
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		rows = append(rows, strings.Split(sc.Text(), "\t"))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func loadUserSet(t testing.TB, dir string) *userSet {
+	t.Helper()
+	us := &userSet{topicInc: map[string]string{}}
+	for _, row := range readTSV(t, filepath.Join(dir, "writeups", "MANIFEST.tsv"), true) {
+		path := filepath.Join(dir, "writeups", row[0])
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		incs, err := ingest.ParseWriteup(row[0], b)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		us.incidents = append(us.incidents, incs...)
+		us.topicInc[row[1]] = incs[0].ID
+	}
+	for _, row := range readTSV(t, filepath.Join(dir, "positives.tsv"), true) {
+		if len(row) < 2 || us.topicInc[row[0]] == "" {
+			continue
+		}
+		us.positives = append(us.positives, userLine{row[0], row[1]})
+	}
+	for _, row := range readTSV(t, filepath.Join(dir, "negatives-healthy.tsv"), true) {
+		us.healthy = append(us.healthy, row[0])
+	}
+	for _, row := range readTSV(t, filepath.Join(dir, "negatives-unknown.tsv"), true) {
+		us.unknown = append(us.unknown, row[0])
+	}
+	return us
+}
+
+func (us *userSet) matcher(t testing.TB) *kb.Matcher {
+	t.Helper()
+	var sigs []kb.Signature
+	refs := map[string]*kb.IncidentRef{}
+	for _, inc := range us.incidents {
+		refs[inc.ID] = inc.Ref()
+		sigs = append(sigs, inc.Signatures...)
+	}
+	m, err := kb.NewMatcher(sigs, refs, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// userFigures are what a user-style set measures, at the confident
+// threshold and in the possible band below it.
+type userFigures struct {
+	n, top1, top3, none          int // positives
+	possTop1                     int // right incident first when possible matches count
+	healthyFP, unknownFP         int // confident matches on negatives
+	healthyPoss, unknownPoss     int // possible matches on negatives
+	nHealthy, nUnknown, noSigInc int
+}
+
+func (f userFigures) String() string {
+	r := func(a, b int) float64 { return float64(a) / float64(max(b, 1)) }
+	return fmt.Sprintf("positives %d: top-1 %.3f (%d), top-3 %.3f (%d), none %d; with possible: top-1 %.3f; "+
+		"false matches: healthy %d/%d, unknown-failure %d/%d; possible on negatives: healthy %d, unknown %d; write-ups without signatures %d",
+		f.n, r(f.top1, f.n), f.top1, r(f.top3, f.n), f.top3, f.none, r(f.possTop1, f.n),
+		f.healthyFP, f.nHealthy, f.unknownFP, f.nUnknown, f.healthyPoss, f.unknownPoss, f.noSigInc)
+}
+
+func measureUserSet(t testing.TB, us *userSet, mode patterns.Mode, verbose bool) userFigures {
+	m := us.matcher(t)
+	var f userFigures
+	for _, inc := range us.incidents {
+		if len(inc.Signatures) == 0 {
+			f.noSigInc++
+			if verbose {
+				t.Logf("no signatures: %s", inc.ID)
+			}
+		}
+	}
+	poss := kb.PossibleMinScore
+	for _, p := range us.positives {
+		f.n++
+		want := us.topicInc[p.topic]
+		hits := m.Match(p.line, kb.MatchOptions{Mode: mode, MinScore: poss, Top: 3})
+		conf := confident(hits)
+		switch {
+		case len(conf) > 0 && conf[0].Incident.ID == want:
+			f.top1++
+		case len(conf) == 0 && verbose:
+			best := ""
+			if len(hits) > 0 {
+				best = fmt.Sprintf(" (possible %s %.2f)", hits[0].Incident.ID, hits[0].Score)
+			}
+			t.Logf("miss %s%s: %.160s", want, best, p.line)
+		case verbose:
+			t.Logf("wrong %s→%s %.2f: %.160s", want, conf[0].Incident.ID, conf[0].Score, p.line)
+		}
+		if len(conf) == 0 {
+			f.none++
+		}
+		for _, h := range conf {
+			if h.Incident.ID == want {
+				f.top3++
+				break
+			}
+		}
+		if len(hits) > 0 && hits[0].Incident.ID == want {
+			f.possTop1++
+		}
+	}
+	neg := func(lines []string, fp, pc *int, kind string) {
+		for _, l := range lines {
+			hits := m.Match(l, kb.MatchOptions{Mode: mode, MinScore: poss, Top: 1})
+			if len(hits) == 0 {
+				continue
+			}
+			if hits[0].Score >= m.Set().MinScore() {
+				*fp++
+				if verbose {
+					t.Logf("false match (%s) %s %.2f: %.160s", kind, hits[0].Incident.ID, hits[0].Score, l)
+				}
+			} else {
+				*pc++
+			}
+		}
+	}
+	f.nHealthy, f.nUnknown = len(us.healthy), len(us.unknown)
+	neg(us.healthy, &f.healthyFP, &f.healthyPoss, "healthy")
+	neg(us.unknown, &f.unknownFP, &f.unknownPoss, "unknown")
+	return f
+}
+
+func confident(hits []kb.Hit) []kb.Hit {
+	var out []kb.Hit
+	for _, h := range hits {
+		if h.Score >= patterns.DefaultMinScore {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// TestUserStyleEval measures a user-style set outside the repo when
+// USERKB_DIR points at one; it asserts nothing and only reports (the
+// held-out figures in the README come from here).
+func TestUserStyleEval(t *testing.T) {
+	dir := os.Getenv("USERKB_DIR")
+	if dir == "" {
+		t.Skip("USERKB_DIR not set")
+	}
+	us := loadUserSet(t, dir)
+	verbose := os.Getenv("USERKB_VERBOSE") != ""
+	for _, mode := range []patterns.Mode{patterns.Stream, patterns.Query} {
+		f := measureUserSet(t, us, mode, verbose && mode == patterns.Stream)
+		t.Logf("%s (%d write-ups), mode %v: %v", dir, len(us.incidents), mode, f)
+	}
+}
