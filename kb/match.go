@@ -19,6 +19,9 @@ type Matcher struct {
 	// verdicts: per signature id, per line template, "wrong" minus "right"
 	// feedback (see AddFeedback).
 	verdicts map[string]map[string]int
+	// clauses: per set index, the clause of its signature it matches
+	// through, or "" for the whole signature (nil when there is none).
+	clauses []string
 }
 
 // IncidentRef is what a hit says about its incident.
@@ -86,24 +89,105 @@ func (k *KB) Matcher(ctx context.Context, minScore float64) (*Matcher, error) {
 	return m, nil
 }
 
-// NewMatcher builds a matcher from signatures and their incidents.
+// NewMatcher builds a matcher from signatures and their incidents. Each
+// signature taken from an example line also matches through its clauses
+// (see patterns.Clauses): the part of the line that names the error, so
+// that another occurrence inside another wrapper matches too. A clause
+// match is a match of its signature, a little below a match of the whole
+// line, and says so in its explanation; clauses too generic to be
+// evidence on their own (patterns.Info.Generic) are left out. An incident
+// with curated signatures (front matter) has said what to match: its
+// lines match as they are.
 func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minScore float64) (*Matcher, error) {
 	defs := make([]patterns.Def, 0, len(sigs))
 	kept := make([]Signature, 0, len(sigs))
+	var clauses []string
+	// Incidents whose authors said what to match (curated signatures), or
+	// gave many examples, match as they are: clauses are for write-ups
+	// that pasted an error once or twice.
+	curated, count := map[string]bool{}, map[string]int{}
+	for _, s := range sigs {
+		count[s.IncidentID]++
+		if s.Kind == SigCurated {
+			curated[s.IncidentID] = true
+		}
+	}
+	for id, n := range count {
+		if n > maxSigsForClauses {
+			curated[id] = true
+		}
+	}
 	for _, s := range sigs {
 		inc := incs[s.IncidentID]
 		if inc == nil {
 			continue
 		}
 		boost := likelihoodBoost[inc.Likelihood]
-		defs = append(defs, patterns.Def{ID: s.ID, Group: s.IncidentID, Text: s.Text, Template: s.IsTemplate, Pins: inc.pins, Boost: boost})
+		if boost == 0 {
+			boost = 1
+		}
+		d := patterns.Def{ID: s.ID, Group: s.IncidentID, Text: s.Text, Template: s.IsTemplate, Pins: inc.pins, Boost: boost}
+		defs = append(defs, d)
 		kept = append(kept, s)
+		clauses = append(clauses, "")
+		if s.IsTemplate || curated[s.IncidentID] {
+			continue
+		}
+		for _, c := range patterns.Clauses(s.Text) {
+			cd := d
+			cd.ID, cd.Text, cd.Boost = s.ID, c, boost*clauseBoost
+			defs = append(defs, cd)
+			kept = append(kept, s)
+			clauses = append(clauses, c)
+		}
 	}
 	set, err := patterns.Compile(defs, patterns.Options{MinScore: minScore})
 	if err != nil {
 		return nil, fmt.Errorf("compile signatures: %w", err)
 	}
-	return &Matcher{set: set, sigs: kept, incidents: incs, gen: gen}, nil
+	if generic := genericClauses(set, clauses); len(generic) > 0 {
+		n := 0
+		for i := range defs {
+			if !generic[i] {
+				defs[n], kept[n], clauses[n] = defs[i], kept[i], clauses[i]
+				n++
+			}
+		}
+		defs, kept, clauses = defs[:n], kept[:n], clauses[:n]
+		if set, err = patterns.Compile(defs, patterns.Options{MinScore: minScore}); err != nil {
+			return nil, fmt.Errorf("compile signatures: %w", err)
+		}
+	}
+	m := &Matcher{set: set, sigs: kept, incidents: incs, gen: gen}
+	for _, c := range clauses {
+		if c != "" {
+			m.clauses = clauses
+			break
+		}
+	}
+	return m, nil
+}
+
+// maxSigsForClauses is the most signatures an incident may have for its
+// signatures to match through clauses.
+const maxSigsForClauses = 4
+
+// clauseBoost ranks a match through a clause just below one of the whole line.
+const clauseBoost = 0.95
+
+// genericClauses returns the set indices of clauses too generic to stand
+// on their own.
+func genericClauses(set *patterns.Set, clauses []string) map[int]bool {
+	var out map[int]bool
+	for i, c := range clauses {
+		if c != "" && set.Info(i).Generic {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[i] = true
+		}
+	}
+	return out
 }
 
 // Generation is the knowledge-base generation the matcher was built from.
@@ -183,6 +267,9 @@ func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
 	h.Captures = ex.Captures
 	if o.Explain {
 		ex.Score = h.Score
+		if m.clauses != nil && m.clauses[pm.Sig] != "" {
+			ex.Notes = append(ex.Notes, fmt.Sprintf("matched through the clause %q of the signature: the part of its line that names the error", m.clauses[pm.Sig]))
+		}
 		if net := m.verdicts[sig.ID][LineTemplate(line)]; net > 0 {
 			ex.Notes = append(ex.Notes, fmt.Sprintf("down-weighted x%.2f: marked wrong for lines like this %d more time(s) than right (feedback)", feedbackFactor(net), net))
 		}

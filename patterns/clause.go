@@ -1,0 +1,106 @@
+package patterns
+
+import "strings"
+
+// Clauses returns the parts of an example log line that can stand for its
+// failure on their own: the message after a wrapper's "context: " (the
+// tail of "rpc error: code = Unknown desc = failed to X: Y: the error"),
+// and the text inside quotes ("… with message 'SQLSTATE[HY000] [1040] Too
+// many connections' in …"). A write-up pastes one occurrence of an error;
+// another occurrence prints the same message inside another wrapper, from
+// another client or runtime, and shares only such a part. A clause is kept
+// when it still reads as a failure (see IsFailure), or its line does and
+// the clause has four words that are not stop words, and it has at least
+// three tokens (and fewer than the line); the
+// shortest two tails and two quoted parts are returned, shortest first.
+func Clauses(example string) []string {
+	p := Prepare(example).Text
+	whole := len(Tokenize(p, nil))
+	parentFails := IsFailure(example)
+	var tails, quoted []string
+	seen := map[string]bool{p: true}
+	keep := func(c string, dst *[]string) {
+		c = strings.TrimSpace(strings.Trim(strings.TrimSpace(c), `"'.,;`))
+		if c == "" || seen[c] {
+			return
+		}
+		seen[c] = true
+		toks := Tokenize(c, nil)
+		if len(toks) < 3 || len(toks) > whole-1 {
+			return
+		}
+		distinct, words := 0, 0
+		for _, t := range toks {
+			if t.Kind != KindWord {
+				continue
+			}
+			switch prior := wordPrior(c[t.Start:t.End], t.Hash); {
+			case prior >= 1:
+				distinct++
+				words++
+			case prior > 0.15:
+				words++
+			}
+		}
+		if words < 2 || !IsFailure(c) && !(parentFails && words >= 4 && distinct >= 1) {
+			return
+		}
+		*dst = append(*dst, c)
+	}
+	for i := 0; i+2 < len(p); i++ {
+		if p[i] == ':' && p[i+1] == ' ' {
+			keep(p[i+2:], &tails)
+		}
+	}
+	for _, q := range quotedParts(p) {
+		keep(q, &quoted)
+	}
+	out := shortest(tails, 2)
+	return append(out, shortest(quoted, 2)...)
+}
+
+// shortest returns the n shortest of cs, shortest first.
+func shortest(cs []string, n int) []string {
+	out := append([]string(nil), cs...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && len(out[j]) < len(out[j-1]); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// quotedParts returns the text between matching quotes (", ', and \"),
+// outermost pairs only.
+func quotedParts(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		q := s[i]
+		if q != '"' && q != '\'' {
+			continue
+		}
+		if q == '\'' && i > 0 && isLetter(s[i-1]) {
+			continue // an apostrophe: didn't, cert's
+		}
+		esc := i > 0 && s[i-1] == '\\'
+		for j := i + 1; j < len(s); j++ {
+			if s[j] != q || esc != (s[j-1] == '\\') {
+				continue
+			}
+			if q == '\'' && j+1 < len(s) && isLetter(s[j+1]) {
+				continue
+			}
+			end := j
+			if esc {
+				end--
+			}
+			out = append(out, s[i+1:end])
+			i = j
+			break
+		}
+	}
+	return out
+}
