@@ -162,7 +162,14 @@ func logEntries(lines []string) []string {
 			continue
 		}
 		ind := len(l) - len(strings.TrimLeft(l, " \t"))
-		if indent >= 0 && ind > indent && len(out) > 0 && !strings.HasPrefix(strings.TrimSpace(l), "{") {
+		t := strings.TrimSpace(l)
+		if describeChrome(t) {
+			// kubectl describe's "Events:" heading, its column heads
+			// and rule: not log text, and not what the rows continue.
+			indent = -1
+			continue
+		}
+		if indent >= 0 && ind > indent && len(out) > 0 && !strings.HasPrefix(t, "{") && !isEventLine(t) {
 			out[len(out)-1] += " " + strings.TrimSpace(l)
 			continue
 		}
@@ -170,6 +177,15 @@ func logEntries(lines []string) []string {
 		out = append(out, strings.TrimSpace(l))
 	}
 	return out
+}
+
+// describeChrome reports the lines around kubectl describe's event rows:
+// "Events:", "Type  Reason  Age  From  Message", "----  ------  ---".
+func describeChrome(t string) bool {
+	if t == "Events:" || strings.HasPrefix(t, "Type ") && strings.Contains(t, "Reason") && strings.Contains(t, "Message") {
+		return true
+	}
+	return t != "" && strings.Trim(t, "- \t") == ""
 }
 
 // isEventLine: "Warning  FailedCreatePodSandBox  ...", as kubectl describe prints events.

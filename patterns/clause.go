@@ -9,8 +9,10 @@ import "strings"
 // many connections' in …"). A write-up pastes one occurrence of an error;
 // another occurrence prints the same message inside another wrapper, from
 // another client or runtime, and shares only such a part. A clause is kept
-// when it still reads as a failure (see IsFailure), or its line does and
-// the clause has four words that are not stop words, and it has at least
+// when it has two distinctive words (not stop or common words, not a name
+// after the word for its kind) and still reads as a failure (see
+// IsFailure), or its line does and the clause has three words that are not
+// stop words ("address already in use"), and it has at least
 // three tokens (and fewer than the line); the
 // shortest two tails and two quoted parts are returned, shortest first.
 func Clauses(example string) []string {
@@ -30,19 +32,24 @@ func Clauses(example string) []string {
 			return
 		}
 		distinct, words := 0, 0
-		for _, t := range toks {
+		types := map[uint64]bool{}
+		for k, t := range toks {
 			if t.Kind != KindWord {
 				continue
 			}
+			named := k > 0 && toks[k-1].Kind == KindWord && objectNouns[toks[k-1].Hash]
 			switch prior := wordPrior(c[t.Start:t.End], t.Hash); {
-			case prior >= 1:
+			case prior >= 1 && !named && !types[t.Hash]:
+				types[t.Hash] = true
 				distinct++
 				words++
 			case prior > 0.15:
 				words++
 			}
 		}
-		if words < 2 || !IsFailure(c) && !(parentFails && words >= 4 && distinct >= 1) {
+		// Two distinctive words: a clause stands for the failure on its
+		// own, so "secret \"x\" not found" (one word and a name) is not one.
+		if distinct < 2 || !IsFailure(c) && !(parentFails && words >= 3) {
 			return
 		}
 		*dst = append(*dst, c)

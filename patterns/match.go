@@ -423,15 +423,19 @@ const pendKinds = 1<<numKinds - 1 - 1<<KindWord
 func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
 	var got, covered float32
 	var fl uint8
+	nd := int16(0)
 	for _, b := range c.bagLits {
 		if sc.lineStamp[b.word] == sc.lineEpoch {
 			got += b.weight
 			fl |= b.flags
 			covered += sc.wordW[b.word] // the line's tokens of this word
+			if b.flags&bagDistinct != 0 {
+				nd++
+			}
 		}
 	}
-	if c.hasErr && fl&bagErr == 0 || fl&bagDistinct == 0 {
-		return 0
+	if c.hasErr && fl&bagErr == 0 || nd == 0 {
+		return 0 // (score may let one distinctive word do: see score)
 	}
 	lk := sc.lineKinds
 	for mk := lk & c.maskKinds; mk != 0; mk &= mk - 1 {
@@ -617,23 +621,34 @@ func (s *Set) score(c *compiled, text string, sc *scratch, mode Mode) (float32, 
 	}
 	lineCovered := s.alignSparse(c, sc, cr)
 	var got float32
-	errOK, distinct := !c.hasErr, false
+	errOK, distinct := !c.hasErr, int16(0)
 	for k, ti := range c.types {
 		if cr[k] == 0 {
 			continue
 		}
 		got += cr[k] * ti.weight
 		errOK = errOK || ti.isErr
-		distinct = distinct || (ti.distinct && cr[k] == 1)
+		if ti.distinct && cr[k] == 1 {
+			distinct++
+		}
 	}
-	if !errOK || !distinct {
+	if !errOK || distinct == 0 {
+		return 0, 0
+	}
+	var f float32
+	if sc.lineW > 0 {
+		f = lineCovered / sc.lineW
+	}
+	// One distinctive word in common is a coincidence more often than a
+	// match, unless the line is little more than the signature's words (a
+	// typed fragment, a short line).
+	if distinct < c.needDistinct && f < oneWordCover {
 		return 0, 0
 	}
 	stream := got / c.total
 	if sc.lineW <= 0 {
 		return stream, 0
 	}
-	f := lineCovered / sc.lineW
 	switch {
 	case mode == Query && lineCovered < fragmentMinInfo:
 		f *= lineCovered / fragmentMinInfo
@@ -812,6 +827,10 @@ func fenUpdate(fen []fenNode, i int, v float32, idx int32) {
 		}
 	}
 }
+
+// oneWordCover is the share of a line's weight a signature must cover for
+// one distinctive word in common to be enough (see compiled.needDistinct).
+const oneWordCover = 0.75
 
 // fragmentCap keeps a fragment's score just below what the whole line earns.
 const fragmentCap = 0.95

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -90,24 +91,25 @@ type preSig struct {
 
 // compiled is a signature ready for scoring.
 type compiled struct {
-	pat        *Pattern
-	toks       []sigToken
-	types      []typeInfo
-	total      float32 // Σ type weights
-	boost      float32
-	hasErr     bool
-	hasNeg     bool                 // it has a negation word (no, not, never)
-	errMask    *errMask             // its error words (hasErr only)
-	group      int32                // index of its group (incident)
-	maskPos    []int32              // positions of its masked tokens, by kind
-	maskOff    [numKinds + 1]uint16 // kind k's positions are maskPos[maskOff[k]:maskOff[k+1]]
-	maskTypes  [numKinds]uint16     // number of mask types of each kind
-	maskKinds  uint16               // bit k: the signature has a mask of kind k
-	coverKinds uint16               // maskKinds plus the kinds that stand in for them (pod ↔ instance name)
-	litWord    []int32              // vocabulary index of each literal token, -1 for masks
-	sameNext   []int32              // next position with the same literal word, -1 at the last
-	firstWords []int32              // positions where each distinct literal word first appears
-	bagLits    []bagLit             // its literal types, for bagBound
+	pat          *Pattern
+	toks         []sigToken
+	types        []typeInfo
+	total        float32 // Σ type weights
+	boost        float32
+	hasErr       bool
+	hasNeg       bool                 // it has a negation word (no, not, never)
+	needDistinct int16                // distinctive words a match must have exactly: two, or one when it has one
+	errMask      *errMask             // its error words (hasErr only)
+	group        int32                // index of its group (incident)
+	maskPos      []int32              // positions of its masked tokens, by kind
+	maskOff      [numKinds + 1]uint16 // kind k's positions are maskPos[maskOff[k]:maskOff[k+1]]
+	maskTypes    [numKinds]uint16     // number of mask types of each kind
+	maskKinds    uint16               // bit k: the signature has a mask of kind k
+	coverKinds   uint16               // maskKinds plus the kinds that stand in for them (pod ↔ instance name)
+	litWord      []int32              // vocabulary index of each literal token, -1 for masks
+	sameNext     []int32              // next position with the same literal word, -1 at the last
+	firstWords   []int32              // positions where each distinct literal word first appears
+	bagLits      []bagLit             // its literal types, for bagBound
 }
 
 // masks returns the positions of the signature's masked tokens of kind k.
@@ -135,6 +137,7 @@ type sigToken struct {
 
 type typeInfo struct {
 	weight   float32
+	full     float32 // the word's weight before this signature's own factor (quotedValue): what the prefilter adds
 	isErr    bool
 	literal  bool
 	distinct bool // a word that is not a stop or common word: evidence on its own
@@ -254,15 +257,22 @@ func (s *Set) buildVocab() []errMask {
 		e    vocabEntry
 	}
 	var words []word
-	seen := map[uint64]bool{}
+	seen := map[uint64]int{} // word → its index in words
 	for i := range s.pats {
 		c := &s.pats[i]
 		for _, t := range c.toks {
 			ti := c.types[t.typ]
-			if t.kind != KindWord || seen[t.hash] {
+			if t.kind != KindWord {
 				continue
 			}
-			seen[t.hash] = true
+			if k, ok := seen[t.hash]; ok {
+				// A quoted name weighs less than the same word elsewhere
+				// (see quotedValue): the line side counts its most, so
+				// bounds stay bounds.
+				words[k].e.weight = max(words[k].e.weight, ti.weight)
+				continue
+			}
+			seen[t.hash] = len(words)
 			words = append(words, word{t.hash, vocabEntry{weight: ti.weight, known: true, anchor: ti.anchor, isErr: ti.isErr}})
 		}
 		for _, a := range c.anchors() {
@@ -271,8 +281,8 @@ func (s *Set) buildVocab() []errMask {
 	}
 	for _, set := range []map[uint64]bool{stopWords, commonWords} {
 		for h := range set {
-			if !seen[h] {
-				seen[h] = true
+			if _, ok := seen[h]; !ok {
+				seen[h] = len(words)
 				prior := float32(0.4)
 				if stopWords[h] {
 					prior = 0.15
@@ -381,6 +391,10 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 	}
 	typeOf := make(map[[2]uint64]int32, len(p.Tokens))
 	typ, pos := buf.typ[:0], buf.pos[:0]
+	hdr := 0
+	if !d.Template {
+		hdr = eventHeaderEnd(p.Text)
+	}
 	for i, t := range p.Tokens {
 		if t.Kind == KindWildcard {
 			continue
@@ -393,7 +407,22 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 		if !ok {
 			ti = int32(len(c.types))
 			typeOf[key] = ti
-			c.types = append(c.types, s.typeInfoOf(p, i, words))
+			ti := s.typeInfoOf(p, i, words)
+			if ti.literal && !d.Template && quotedValue(p, i) {
+				// A name in quotes (volume "certs", user "app") is what this
+				// one occurrence was about, not what the failure is: it
+				// weighs little and is not evidence on its own.
+				ti.full = ti.weight
+				ti.weight *= quotedFactor
+				ti.distinct = false
+			} else if int(t.End) <= hdr {
+				// The columns of a Kubernetes event (type, reason, age,
+				// source) are shared by every failure of that reason: the
+				// message says which one it is.
+				ti.full = ti.weight
+				ti.weight *= headerFactor
+			}
+			c.types = append(c.types, ti)
 		}
 		typ = append(typ, ti)
 		pos = append(pos, int16(i))
@@ -441,9 +470,17 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 			next[t.kind]++
 		}
 	}
+	nd := int16(0)
 	for _, ti := range c.types {
 		c.total += ti.weight
 		c.hasErr = c.hasErr || ti.isErr
+		if ti.distinct {
+			nd++
+		}
+	}
+	c.needDistinct = min(nd, minDistinctMatched)
+	if c.needDistinct == 0 {
+		c.needDistinct = 1 // a signature without one can never match, as before
 	}
 	return c
 }
@@ -514,6 +551,137 @@ func (s *Set) typeInfoOf(p *Pattern, i int, words map[uint64]typeInfo) typeInfo 
 	return ti
 }
 
+// headerFactor scales the weight of a Kubernetes event's columns before
+// its message (see eventHeaderEnd).
+const headerFactor = 0.35
+
+// eventHeaderEnd returns the offset where the message of a Kubernetes event
+// line starts ("Warning  FailedScheduling  61s (x2 over 6m)  default-scheduler
+// 0/3 nodes are available: …", as kubectl describe and get events print
+// it), or 0 when s is not one.
+func eventHeaderEnd(s string) int {
+	f := fieldSpans(s, 12)
+	k := -1
+	for i := 0; i < len(f) && i < 3; i++ {
+		if w := s[f[i][0]:f[i][1]]; w == "Warning" || w == "Normal" {
+			k = i
+			break
+		}
+	}
+	if k < 0 || k+2 >= len(f) || !isReason(s[f[k+1][0]:f[k+1][1]]) {
+		return 0
+	}
+	i := k + 2
+	for ; i < len(f); i++ {
+		if !eventColumn(s[f[i][0]:f[i][1]]) {
+			break
+		}
+	}
+	if i >= len(f) {
+		return 0
+	}
+	return f[i][0]
+}
+
+// fieldSpans returns the offsets of up to n space-separated fields of s.
+func fieldSpans(s string, n int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s) && len(out) < n; {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		if j > i {
+			out = append(out, [2]int{i, j})
+		}
+		i = j
+	}
+	return out
+}
+
+// isReason reports an event reason: a CamelCase word (FailedMount, BackOff).
+func isReason(w string) bool {
+	if len(w) < 3 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if !isLetter(w[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// eventColumn reports the columns between an event's reason and its
+// message: ages and counts ("61s", "(x2", "over", "6m23s)", "<invalid>"),
+// the source ("kubelet", "default-scheduler", "kubelet,") and the object
+// ("pod/web-1", "spec.containers{app}").
+func eventColumn(w string) bool {
+	w = strings.Trim(w, "(),")
+	switch {
+	case w == "" || w == "over" || w == "<invalid>" || w == "kubelet" || strings.HasSuffix(w, "-controller") || strings.HasSuffix(w, "-scheduler") || w == "default-scheduler":
+		return true
+	case strings.Contains(w, "/") && !strings.Contains(w, " ") && strings.IndexByte(w, '/') < len(w)-1 && isLetter(w[0]):
+		return true // pod/web-1
+	case strings.HasPrefix(w, "spec.") || strings.HasPrefix(w, "x") && len(w) > 1 && isDigit(w[1]):
+		return true
+	case isDigit(w[0]):
+		for i := 0; i < len(w); i++ {
+			if !isDigit(w[i]) && !strings.ContainsRune("smhd", rune(w[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// minDistinctMatched is how many distinctive words (see typeInfo.distinct)
+// a line must share exactly with a signature that has that many: one word
+// in common ("secret", "slow") is a coincidence more often than a match.
+const minDistinctMatched = 2
+
+// quotedFactor scales the weight of a quoted single-token value of an
+// example line (see quotedValue).
+const quotedFactor = 0.3
+
+// quotedValue reports whether token i of an example is the name of an
+// object, alone in quotes after the word for its kind: secret "coturn",
+// for user \"dev\", table 'orders'. Log lines quote the names of the
+// objects one occurrence is about; other quoted words ('subnet.env',
+// type="flannel") are constants of the message and keep their weight.
+func quotedValue(p *Pattern, i int) bool {
+	t := p.Tokens[i]
+	st, en := int(t.Start), int(t.End)
+	if i == 0 || st == 0 || en >= len(p.Text) || p.Tokens[i-1].Kind != KindWord || !objectNouns[p.Tokens[i-1].Hash] {
+		return false
+	}
+	q := p.Text[st-1]
+	if q != '"' && q != '\'' {
+		return false
+	}
+	if p.Text[en] == '\\' && en+1 < len(p.Text) {
+		en++
+	}
+	return p.Text[en] == q
+}
+
+// objectNouns name kinds of objects whose names log lines quote.
+var objectNouns = hashSet(
+	"volume", "secret", "secrets", "configmap", "configmaps", "user", "role", "database", "db",
+	"table", "index", "pod", "pods", "service", "namespace", "node", "container", "deployment",
+	"statefulset", "daemonset", "job", "image", "host", "hostname", "key", "bucket", "topic",
+	"queue", "group", "account", "serviceaccount", "claim", "persistentvolumeclaim", "pvc",
+	"storageclass", "ingress", "release", "chart", "cluster", "schema", "relation", "column",
+	"module", "package", "class", "thread", "task", "unit", "process", "file", "directory",
+	"certificate", "domain", "repository", "tag", "branch", "field", "resource", "object",
+	"endpoint", "endpoints", "lease", "mount", "disk", "device", "interface", "network", "plugin",
+	"driver", "provisioner", "controller", "webhook", "collection", "shard", "partition", "consumer",
+)
+
 type anchor struct {
 	hash   uint64
 	weight float32
@@ -528,7 +696,13 @@ func (c *compiled) anchors() []anchor {
 		ti := c.types[t.typ]
 		if ti.anchor && !done[t.typ] {
 			done[t.typ] = true
-			out = append(out, anchor{hash: t.hash, weight: ti.weight})
+			w := ti.weight
+			if ti.full > w {
+				// The prefilter's sums serve both directions; the
+				// fragment's counts the line's weight of the word.
+				w = ti.full
+			}
+			out = append(out, anchor{hash: t.hash, weight: w})
 		}
 	}
 	return out
