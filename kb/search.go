@@ -264,11 +264,19 @@ func textQuery(text string) query.Query {
 	return bleve.NewDisjunctionQuery(qs...)
 }
 
-// allTermsQuery requires every word of text to occur in some field of the
-// incident.
+// allTermsQuery finds incidents with the words of a typed lookup: every
+// word of up to three, all but one of four to six (a phrase remembered with
+// a word off), and every word of a longer text, which is a pasted line
+// rather than a lookup and must not match on most of its words. Stop words
+// and bare punctuation are not words here: "tmpfs and flanneld" is
+// "tmpfs flanneld".
 func allTermsQuery(text string) query.Query {
 	var each []query.Query
 	for _, w := range strings.Fields(text) {
+		w = strings.Trim(w, ".,;:!?()[]{}\"'`")
+		if w == "" || lookupStopWords[strings.ToLower(w)] {
+			continue
+		}
 		var any []query.Query
 		for _, f := range textFields {
 			m := bleve.NewMatchQuery(w)
@@ -280,7 +288,23 @@ func allTermsQuery(text string) query.Query {
 		}
 		each = append(each, bleve.NewDisjunctionQuery(any...))
 	}
-	return bleve.NewConjunctionQuery(each...)
+	if len(each) == 0 {
+		return bleve.NewMatchNoneQuery()
+	}
+	q := bleve.NewDisjunctionQuery(each...)
+	need := len(each)
+	if need >= 4 && need <= 6 {
+		need-- // a phrase remembered with one word off
+	}
+	q.SetMin(float64(need))
+	return q
+}
+
+// lookupStopWords are left out of a typed lookup's required words.
+var lookupStopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "and": true, "or": true, "of": true, "to": true, "in": true,
+	"on": true, "at": true, "for": true, "with": true, "is": true, "are": true, "was": true, "it": true,
+	"by": true, "from": true, "as": true, "be": true, "this": true, "that": true, "not": false,
 }
 
 // splitFilters takes tag:, service: and org: terms out of a plain query.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -391,10 +390,6 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 	}
 	typeOf := make(map[[2]uint64]int32, len(p.Tokens))
 	typ, pos := buf.typ[:0], buf.pos[:0]
-	hdr := 0
-	if !d.Template {
-		hdr = eventHeaderEnd(p.Text)
-	}
 	for i, t := range p.Tokens {
 		if t.Kind == KindWildcard {
 			continue
@@ -415,12 +410,6 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 				ti.full = ti.weight
 				ti.weight *= quotedFactor
 				ti.distinct = false
-			} else if int(t.End) <= hdr {
-				// The columns of a Kubernetes event (type, reason, age,
-				// source) are shared by every failure of that reason: the
-				// message says which one it is.
-				ti.full = ti.weight
-				ti.weight *= headerFactor
 			}
 			c.types = append(c.types, ti)
 		}
@@ -549,94 +538,6 @@ func (s *Set) typeInfoOf(p *Pattern, i int, words map[uint64]typeInfo) typeInfo 
 	ti := typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
 	words[t.Hash] = ti
 	return ti
-}
-
-// headerFactor scales the weight of a Kubernetes event's columns before
-// its message (see eventHeaderEnd).
-const headerFactor = 0.35
-
-// eventHeaderEnd returns the offset where the message of a Kubernetes event
-// line starts ("Warning  FailedScheduling  61s (x2 over 6m)  default-scheduler
-// 0/3 nodes are available: …", as kubectl describe and get events print
-// it), or 0 when s is not one.
-func eventHeaderEnd(s string) int {
-	f := fieldSpans(s, 12)
-	k := -1
-	for i := 0; i < len(f) && i < 3; i++ {
-		if w := s[f[i][0]:f[i][1]]; w == "Warning" || w == "Normal" {
-			k = i
-			break
-		}
-	}
-	if k < 0 || k+2 >= len(f) || !isReason(s[f[k+1][0]:f[k+1][1]]) {
-		return 0
-	}
-	i := k + 2
-	for ; i < len(f); i++ {
-		if !eventColumn(s[f[i][0]:f[i][1]]) {
-			break
-		}
-	}
-	if i >= len(f) {
-		return 0
-	}
-	return f[i][0]
-}
-
-// fieldSpans returns the offsets of up to n space-separated fields of s.
-func fieldSpans(s string, n int) [][2]int {
-	var out [][2]int
-	for i := 0; i < len(s) && len(out) < n; {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-			i++
-		}
-		j := i
-		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
-			j++
-		}
-		if j > i {
-			out = append(out, [2]int{i, j})
-		}
-		i = j
-	}
-	return out
-}
-
-// isReason reports an event reason: a CamelCase word (FailedMount, BackOff).
-func isReason(w string) bool {
-	if len(w) < 3 || w[0] < 'A' || w[0] > 'Z' {
-		return false
-	}
-	for i := 1; i < len(w); i++ {
-		if !isLetter(w[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// eventColumn reports the columns between an event's reason and its
-// message: ages and counts ("61s", "(x2", "over", "6m23s)", "<invalid>"),
-// the source ("kubelet", "default-scheduler", "kubelet,") and the object
-// ("pod/web-1", "spec.containers{app}").
-func eventColumn(w string) bool {
-	w = strings.Trim(w, "(),")
-	switch {
-	case w == "" || w == "over" || w == "<invalid>" || w == "kubelet" || strings.HasSuffix(w, "-controller") || strings.HasSuffix(w, "-scheduler") || w == "default-scheduler":
-		return true
-	case strings.Contains(w, "/") && !strings.Contains(w, " ") && strings.IndexByte(w, '/') < len(w)-1 && isLetter(w[0]):
-		return true // pod/web-1
-	case strings.HasPrefix(w, "spec.") || strings.HasPrefix(w, "x") && len(w) > 1 && isDigit(w[1]):
-		return true
-	case isDigit(w[0]):
-		for i := 0; i < len(w); i++ {
-			if !isDigit(w[i]) && !strings.ContainsRune("smhd", rune(w[i])) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // minDistinctMatched is how many distinctive words (see typeInfo.distinct)
