@@ -230,6 +230,26 @@ func (m *Matcher) Match(line string, o MatchOptions) []Hit {
 	return hits
 }
 
+// MatchBands returns a line's confident matches (at the matcher's
+// threshold) and, when it has none, its possible ones (PossibleMinScore up
+// to the threshold), each best first. o.MinScore is ignored. A line that
+// matches nothing costs what Match costs: the possible band is looked for
+// with one search at the lower threshold.
+func (m *Matcher) MatchBands(line string, o MatchOptions) (confident, possible []Hit) {
+	th := m.set.MinScore()
+	o.MinScore = PossibleMinScore
+	hits := m.Match(line, o)
+	for i, h := range hits {
+		if h.Score < th {
+			if i == 0 {
+				return nil, hits
+			}
+			return hits[:i], nil
+		}
+	}
+	return hits, nil
+}
+
 // Best appends to dst the best top matches of line (0: all), feedback
 // applied, without explanations: the hot path of the webhook and of
 // `incidex match -`. Asking for few lets the set stop scoring early.

@@ -122,9 +122,24 @@ func (s *Server) analyze(d *web.AnalyzeData, text string) error {
 	explainAll := len(lines) <= explainAllLines
 	results := s.MatchLines(lines, patterns.Stream, 0, analyzeTop, explainAll)
 	groups := map[string]*web.AnalyzeGroup{}
+	possible := map[string]*web.AnalyzeGroup{}
 	var explain []int // lines whose explanations are shown
 	var unex unexplained
 	for i, r := range results {
+		if len(r.Matches) == 0 && len(r.Possible) > 0 {
+			h := r.Possible[0]
+			g := groupFor(possible, h.Incident)
+			g.Count++
+			g.Best = max(g.Best, h.Score)
+			if len(g.Lines) < linesPerGroup {
+				l := web.AnalyzeLine{N: r.Line, Text: lines[i], Score: h.Score, SigID: h.Signature.ID}
+				explained(&l, h)
+				g.Lines = append(g.Lines, l)
+			} else {
+				g.More++
+			}
+			continue
+		}
 		if len(r.Matches) == 0 {
 			unex.add(r.Line, lines[i])
 			continue
@@ -156,6 +171,7 @@ func (s *Server) analyze(d *web.AnalyzeData, text string) error {
 		s.explainLines(groups, lines, explain)
 	}
 	d.Groups = sortGroups(groups)
+	d.Possible = sortGroups(possible)
 	d.Unmatched, d.UnmatchedMore = unex.shown, unex.more
 	return nil
 }

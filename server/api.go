@@ -212,6 +212,10 @@ type lineResult struct {
 	Line    int      `json:"line"`
 	Input   string   `json:"input"`
 	Matches []kb.Hit `json:"matches"`
+	// Possible are matches in the possible band (kb.PossibleMinScore up
+	// to the threshold) of a line without a confident one, when the
+	// request left min_score at its default.
+	Possible []kb.Hit `json:"possible,omitempty"`
 }
 
 // maxMatchLines bounds one match request.
@@ -248,16 +252,23 @@ func (s *Server) handleMatch(c *gin.Context) {
 }
 
 // MatchLines matches lines with the current matcher; every line gets a
-// result (empty matches when nothing matched).
+// result (empty matches when nothing matched). With minScore 0 (the
+// matcher's threshold), a line without a confident match gets its
+// possible ones.
 func (s *Server) MatchLines(lines []string, mode patterns.Mode, minScore float64, top int, explain bool) []lineResult {
 	m := s.Matcher()
 	out := make([]lineResult, len(lines))
 	for i, l := range lines {
-		hits := m.Match(l, kb.MatchOptions{Mode: mode, MinScore: minScore, Top: top, Explain: explain})
+		var hits, possible []kb.Hit
+		if minScore == 0 {
+			hits, possible = m.MatchBands(l, kb.MatchOptions{Mode: mode, Top: top, Explain: explain})
+		} else {
+			hits = m.Match(l, kb.MatchOptions{Mode: mode, MinScore: minScore, Top: top, Explain: explain})
+		}
 		if hits == nil {
 			hits = []kb.Hit{}
 		}
-		out[i] = lineResult{Line: i + 1, Input: l, Matches: hits}
+		out[i] = lineResult{Line: i + 1, Input: l, Matches: hits, Possible: possible}
 	}
 	return out
 }

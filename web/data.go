@@ -109,6 +109,10 @@ type AnalyzeData struct {
 	Lines     int // lines read
 	Matched   int // lines that matched
 	Groups    []AnalyzeGroup
+	// Possible are the incidents that possibly explain lines no incident
+	// explains confidently (the possible band): shown apart, never
+	// counted as matched.
+	Possible  []AnalyzeGroup
 	Unmatched []AnalyzeLine // error lines no incident explains
 	// UnmatchedMore counts unmatched error lines not shown.
 	UnmatchedMore int
