@@ -61,7 +61,7 @@ var errorWords = hashSet(
 	"slow", "overflow", "leak", "leaked", "deadlock", "unmounted", "orphaned", "rejecting",
 	"denying", "refusing", "unknownauthority", "nxdomain", "servfail", "outofmemory",
 	"outofcpu", "insufficientmemory", "nodeaffinity", "preempted", "backofflimitexceeded",
-	"gone",
+	"gone", "prematurely",
 )
 
 func hashSet(words ...string) map[uint64]bool {

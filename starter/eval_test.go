@@ -160,3 +160,14 @@ func TestStarterQuietOnHealthyCluster(t *testing.T) {
 		t.Logf("%s: %d lines", corpus, len(all))
 	}
 }
+
+// TestStarterOneWordIsNotAMatch: a line that shares one distinctive word
+// with a signature ("slow" with etcd's "slow fdatasync") matches nothing.
+func TestStarterOneWordIsNotAMatch(t *testing.T) {
+	m := starterMatcher(t, starterIncidents(t))
+	for _, l := range []string{`{"msg":"slow query"}`, `upstream response is slow`, `W1201 10:00:00.000000 1 x.go:1] frobnicator slow to answer`} {
+		if hits := m.Match(l, kb.MatchOptions{Mode: patterns.Stream}); len(hits) > 0 {
+			t.Errorf("Match(%q) = %s (%.2f), want no match", l, hits[0].Incident.ID, hits[0].Score)
+		}
+	}
+}

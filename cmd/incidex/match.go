@@ -25,6 +25,10 @@ type lineResult struct {
 	Line    int      `json:"line"`
 	Input   string   `json:"input"`
 	Matches []kb.Hit `json:"matches"`
+	// Possible are a typed line's matches in the possible band (scores
+	// from kb.PossibleMinScore up to the threshold) when it has no
+	// confident one: shown, marked, never counted as a match.
+	Possible []kb.Hit `json:"possible,omitempty"`
 }
 
 type matchFlags struct {
@@ -202,14 +206,27 @@ func matchQuery(ctx context.Context, e *env, eng *engine, line string, f matchFl
 		return false, err
 	}
 	hits := res[0]
-	if len(hits) == 0 {
+	if len(hits) == 0 && typedLookup(line) {
 		if hits, err = eng.fullText(ctx, line); err != nil {
 			return false, err
 		}
 	}
+	var possible []kb.Hit
+	if len(hits) == 0 && f.minScore == 0 {
+		if possible, err = eng.possible(ctx, line, f); err != nil {
+			return false, err
+		}
+	}
 	if f.asJSON {
-		if len(hits) > 0 || f.all {
-			return len(hits) > 0, writeJSONLine(e.stdout, lineResult{Line: 1, Input: line, Matches: nonNilHits(hits)})
+		if len(hits) > 0 || len(possible) > 0 || f.all {
+			return len(hits) > 0, writeJSONLine(e.stdout, lineResult{Line: 1, Input: line, Matches: nonNilHits(hits), Possible: possible})
+		}
+		return false, nil
+	}
+	if len(hits) == 0 && len(possible) > 0 {
+		fmt.Fprintf(e.stdout, "no confident match; possible (score %.2f–%.2f, not counted as a match):\n", kb.PossibleMinScore, patterns.DefaultMinScore)
+		if !f.quiet {
+			printHits(e.stdout, possible, true, f.color)
 		}
 		return false, nil
 	}
@@ -222,6 +239,41 @@ func matchQuery(ctx context.Context, e *env, eng *engine, line string, f matchFl
 	}
 	return true, nil
 }
+
+// possible returns the possible band of a line with no confident match:
+// its matches from kb.PossibleMinScore up to the threshold.
+func (eng *engine) possible(ctx context.Context, line string, f matchFlags) ([]kb.Hit, error) {
+	if eng.m == nil {
+		res, err := eng.server.match(ctx, matchRequest{Lines: []string{line}, Mode: "query", Top: f.top, Explain: true})
+		if err != nil || len(res.Results) == 0 {
+			return nil, err
+		}
+		return res.Results[0].Possible, nil
+	}
+	_, possible := eng.m.MatchBands(line, kb.MatchOptions{Mode: patterns.Query, Top: f.top, Explain: true})
+	return possible, nil
+}
+
+// typedLookup reports whether a line reads as something a person typed
+// to look up (a few words, no log prefix or record), which may fall back
+// to the full-text index, rather than a pasted log line, which matches
+// through signatures only: a log line shares words with many write-ups.
+func typedLookup(line string) bool {
+	p := patterns.Prepare(line)
+	if p.Level != 0 || len(strings.TrimSpace(p.Text)) < len(strings.TrimSpace(line)) {
+		return false
+	}
+	words := 0
+	for _, t := range patterns.Tokenize(p.Text, nil) {
+		if t.Kind == patterns.KindWord {
+			words++
+		}
+	}
+	return words <= maxLookupWords
+}
+
+// maxLookupWords is the most words a typed lookup has.
+const maxLookupWords = 8
 
 func nonNilHits(h []kb.Hit) []kb.Hit {
 	if h == nil {

@@ -252,3 +252,24 @@ func TestUserStyleDebug(t *testing.T) {
 		t.Logf("MISS %s %.2f | top %s | %.150s\n   sig: %.200s\n   lit: %v\n   missing: %v", want, w.Score, top, p.line, w.Signature.Template, lit, miss)
 	}
 }
+
+// TestUserStyleDevFloors holds the matcher to its figures on the in-repo
+// development set of user-style write-ups (testdata/userkb/dev): with the
+// write-ups alone, the right incident first for at least the floor share
+// of real occurrences, and no confident match on any healthy line or on
+// any error line of a failure the write-ups do not hold.
+func TestUserStyleDevFloors(t *testing.T) {
+	us := loadUserSet(t, "../../testdata/userkb/dev")
+	f := measureUserSet(t, us, patterns.Stream, testing.Verbose())
+	t.Logf("dev user-style set: %v", f)
+	const floor = 0.64 // measured 0.652 (101/155); 0.387 before clauses and the extraction fixes
+	if got := float64(f.top1) / float64(f.n); got < floor {
+		t.Errorf("top-1 %.3f, want at least %.2f", got, floor)
+	}
+	if f.healthyFP > 0 || f.unknownFP > 0 {
+		t.Errorf("false matches: %d healthy, %d unknown-failure lines, want none", f.healthyFP, f.unknownFP)
+	}
+	if f.noSigInc > 1 {
+		t.Errorf("%d write-ups gave no signature, want at most 1", f.noSigInc)
+	}
+}

@@ -1,0 +1,70 @@
+package kb
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/incidex/incidex/patterns"
+)
+
+// TestMatchThroughClause: a one-example write-up matches the same error
+// printed inside another wrapper, through the clause of its line that
+// names the error, and the explanation says so.
+func TestMatchThroughClause(t *testing.T) {
+	sigs := []Signature{
+		{ID: "s-pg", IncidentID: "pg-auth", Kind: SigQuote, Text: `web_db_1 | 2022-06-03 18:25:00.792 UTC [108] FATAL:  password authentication failed for user "svc_7f3a"`},
+		{ID: "s-mysql", IncidentID: "mysql-conns", Kind: SigCode, Text: `[Thu Jul 28 20:17:37 2011] [error] [client 192.168.0.9] PHP Fatal error:  Uncaught exception 'PDOException' with message 'SQLSTATE[HY000] [1040] Too many connections' in common.inc.php:33`},
+	}
+	refs := map[string]*IncidentRef{"pg-auth": {ID: "pg-auth"}, "mysql-conns": {ID: "mysql-conns"}}
+	m, err := NewMatcher(sigs, refs, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line, want := range map[string]string{
+		`psycopg2.OperationalError: connection to server at "127.0.0.1", port 5432 failed: FATAL:  password authentication failed for user "dev"`: "pg-auth",
+		`"error": "pq: password authentication failed for user \"dev\""`:                                                                          "pg-auth",
+		`PDOException: SQLSTATE[HY000] [1040] Too many connections`:                                                                               "mysql-conns",
+	} {
+		hits := m.Match(line, MatchOptions{Mode: patterns.Stream, Explain: true})
+		if len(hits) == 0 || hits[0].Incident.ID != want {
+			t.Errorf("Match(%q) = %v, want %s", line, hits, want)
+			continue
+		}
+		if want == "pg-auth" && !strings.Contains(strings.Join(hits[0].Explain.Notes, " "), "clause") {
+			t.Errorf("Match(%q): notes %q do not name the clause", line, hits[0].Explain.Notes)
+		}
+		if hits[0].Signature.ID != sigs[0].ID && hits[0].Signature.ID != sigs[1].ID {
+			t.Errorf("Match(%q): signature %q, want the write-up's own", line, hits[0].Signature.ID)
+		}
+	}
+	// A curated knowledge base matches as written: no clauses.
+	cur := []Signature{{ID: "c", IncidentID: "pg-auth", Kind: SigCurated, Text: "x"}, sigs[0]}
+	m, err = NewMatcher(cur, refs, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Set().Len() != 2 {
+		t.Errorf("with a curated signature the set has %d patterns, want 2", m.Set().Len())
+	}
+}
+
+func TestMatchBands(t *testing.T) {
+	sigs := []Signature{{ID: "s", IncidentID: "redis-oom", Kind: SigCode, Text: `OOM command not allowed when used memory > 'maxmemory'`}}
+	m, err := NewMatcher(sigs, map[string]*IncidentRef{"redis-oom": {ID: "redis-oom"}}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, poss := m.MatchBands(`ReplyError: OOM command not allowed when used memory > 'maxmemory'.`, MatchOptions{Mode: patterns.Stream})
+	if len(conf) != 1 || len(poss) != 0 {
+		t.Errorf("full line: confident %v possible %v, want one confident", conf, poss)
+	}
+	conf, poss = m.MatchBands(`maxmemory reached, command not allowed`, MatchOptions{Mode: patterns.Stream})
+	for _, h := range poss {
+		if h.Score >= patterns.DefaultMinScore || h.Score < PossibleMinScore {
+			t.Errorf("possible hit scores %.2f, outside the band", h.Score)
+		}
+	}
+	if len(conf) > 0 && len(poss) > 0 {
+		t.Errorf("both bands for one line")
+	}
+}

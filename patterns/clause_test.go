@@ -1,0 +1,54 @@
+package patterns
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestClauses(t *testing.T) {
+	f := func(example string, want ...string) {
+		t.Helper()
+		got := Clauses(example)
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("Clauses(%q) = %q, want it to hold %q", example, got, w)
+			}
+		}
+		if len(want) == 0 && len(got) > 0 {
+			t.Errorf("Clauses(%q) = %q, want none", example, got)
+		}
+	}
+	// The message inside a wrapper.
+	f(`squarelet_postgres_1      | 2022-06-03 18:25:00.792 UTC [108] FATAL:  password authentication failed for user "app"`,
+		`password authentication failed for user "app`)
+	f(`Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress`,
+		`another operation (install/upgrade/rollback) is in progress`)
+	// The quoted message of an exception.
+	f(`PHP Fatal error:  Uncaught exception 'PDOException' with message 'SQLSTATE[HY000] [1040] Too many connections' in db.php:33`,
+		`SQLSTATE[HY000] [1040] Too many connections`)
+	// A name is not a distinctive word: a clause needs two besides it.
+	f(`Error: user "7f3a9c": forbidden`)
+	// Too short to stand alone.
+	f(`psycopg2.errors.DeadlockDetected: deadlock detected`)
+}
+
+func TestQuotedNameWeighsLittle(t *testing.T) {
+	s, err := Compile([]Def{{ID: "a", Group: "secret", Text: `MountVolume.SetUp failed for volume "certs" : secret "coturn" not found`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another volume and another secret: the same failure.
+	line := `MountVolume.SetUp failed for volume "auth-proxy-certs" : secret "auth-proxy" not found`
+	if ms := s.Match(line, nil); len(ms) == 0 || ms[0].Score < 0.8 {
+		t.Errorf("Match(%q) = %v, want a score of 0.8 or more", line, ms)
+	}
+	// A quoted constant of the message keeps its weight: a fragment
+	// naming it still finds the signature.
+	s, err = Compile([]Def{{ID: "f", Group: "flannel", Text: `plugin type="flannel" failed (add): failed to load flannel 'subnet.env' file: open /run/flannel/subnet.env: no such file or directory`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := s.MatchMode("subnet.env: no such file", Query, 0, nil); len(ms) == 0 {
+		t.Errorf("a fragment naming the quoted file did not match")
+	}
+}
