@@ -264,12 +264,11 @@ func textQuery(text string) query.Query {
 	return bleve.NewDisjunctionQuery(qs...)
 }
 
-// allTermsQuery finds incidents with the words of a typed lookup: every
-// word of up to three, all but one of four to six (a phrase remembered with
-// a word off), and every word of a longer text, which is a pasted line
-// rather than a lookup and must not match on most of its words. Stop words
-// and bare punctuation are not words here: "tmpfs and flanneld" is
-// "tmpfs flanneld".
+// allTermsQuery finds incidents with every word of a typed lookup. Stop
+// words and bare punctuation are not words here: "tmpfs and flanneld" is
+// "tmpfs flanneld", and a partial phrase finds what the whole does. A word
+// off is not allowed: "Wrote subnet file to /run/flannel/subnet.env" has
+// every word but one of the missing-file incident and is not it.
 func allTermsQuery(text string) query.Query {
 	var each []query.Query
 	for _, w := range strings.Fields(text) {
@@ -291,13 +290,7 @@ func allTermsQuery(text string) query.Query {
 	if len(each) == 0 {
 		return bleve.NewMatchNoneQuery()
 	}
-	q := bleve.NewDisjunctionQuery(each...)
-	need := len(each)
-	if need >= 4 && need <= 6 {
-		need-- // a phrase remembered with one word off
-	}
-	q.SetMin(float64(need))
-	return q
+	return bleve.NewConjunctionQuery(each...)
 }
 
 // lookupStopWords are left out of a typed lookup's required words.

@@ -284,3 +284,21 @@ func TestReindexAndVersion(t *testing.T) {
 		t.Errorf("version: %q", r.stdout)
 	}
 }
+
+// TestTypedLookupIgnoresStopWords: a typed lookup that no signature
+// explains finds the write-up by its words, whatever stop words and
+// punctuation the person put between them; a pasted log line does not
+// fall back to full text.
+func TestTypedLookupIgnoresStopWords(t *testing.T) {
+	dir := seeded(t)
+	for _, q := range []string{"flanneld lease", "flanneld and the lease", "flanneld, lease?"} {
+		r := incidex(t, dir, "", "match", q)
+		if r.code != 0 || !strings.Contains(firstLine(r.stdout), "postgres-sandbox-race") {
+			t.Errorf("match %q: exit %d, first line %q, want postgres-sandbox-race", q, r.code, firstLine(r.stdout))
+		}
+	}
+	r := incidex(t, dir, "", "match", `{"level":"info","msg":"flanneld acquired the lease"}`)
+	if r.code != 1 {
+		t.Errorf("a JSON log record fell back to full text: exit %d\n%s", r.code, r.stdout)
+	}
+}
