@@ -32,7 +32,8 @@ type Options struct {
 	MinScore float64
 }
 
-// DefaultMinScore separates a match from noise; see MATCHING.md.
+// DefaultMinScore separates a confident match from the possible band
+// (see the README, How matching works, for the figures behind it).
 const DefaultMinScore = 0.5
 
 // Mode says which way a line is compared with signatures.
