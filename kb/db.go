@@ -66,12 +66,8 @@ func openDBReadOnly(ctx context.Context, file string) (*sql.DB, error) {
 // checkSchema reads the schema version, which also proves the database
 // file can be read, and refuses a schema that needs migrating.
 func checkSchema(ctx context.Context, db *sql.DB) error {
-	names, err := migrations()
+	names, version, err := schemaVersion(ctx, db)
 	if err != nil {
-		return err
-	}
-	var version int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return err
 	}
 	if version != len(names) {
@@ -92,6 +88,16 @@ func ping(ctx context.Context, dsn, file string) (*sql.DB, error) {
 	return db, nil
 }
 
+// schemaVersion returns the embedded migrations in order and the
+// database's schema version (PRAGMA user_version: how many have run).
+func schemaVersion(ctx context.Context, db *sql.DB) (names []string, version int, err error) {
+	if names, err = migrations(); err != nil {
+		return nil, 0, err
+	}
+	err = db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version)
+	return names, version, err
+}
+
 // migrations returns the embedded migrations in order.
 func migrations() ([]string, error) {
 	names, err := fs.Glob(migrationFS, "migrations/*.sql")
@@ -105,12 +111,8 @@ func migrations() ([]string, error) {
 // migrate applies the migrations past PRAGMA user_version, each in its own
 // transaction together with the version bump.
 func migrate(ctx context.Context, db *sql.DB) error {
-	names, err := migrations()
+	names, version, err := schemaVersion(ctx, db)
 	if err != nil {
-		return err
-	}
-	var version int
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return err
 	}
 	if version > len(names) {

@@ -158,16 +158,17 @@ func toDocument(inc *Incident) document {
 	}
 	return document{
 		ID: inc.ID, Title: stripMarks(inc.Title), Summary: stripMarks(inc.Summary), RootCause: stripMarks(rc),
-		Signatures: stripMarks(strings.Join(sigs, "\n")), Body: stripMarks(withoutFrontMatter(inc.Body)),
+		Signatures: stripMarks(strings.Join(sigs, "\n")), Body: stripMarks(WithoutFrontMatter(inc.Body)),
 		Meta: stripMarks(strings.Join(append(append(append([]string{}, inc.Tags...), inc.Organisation), inc.Services...), "\n")),
 		Tags: inc.Tags, Services: inc.Services, Org: inc.Organisation, Date: inc.Date, Year: year,
 	}
 }
 
-// withoutFrontMatter drops a leading "---" YAML block closed by "---" or
-// "...": its fields are indexed on their own, and a search fragment must
-// not show raw YAML.
-func withoutFrontMatter(s string) string {
+// WithoutFrontMatter drops a leading "---" YAML block closed by "---" or
+// "...": its fields are indexed on their own, a search fragment must not
+// show raw YAML, and the incident page renders the body after it. Without
+// a closing line the text is not front matter and stays.
+func WithoutFrontMatter(s string) string {
 	if !strings.HasPrefix(s, "---\n") && !strings.HasPrefix(s, "---\r\n") {
 		return s
 	}

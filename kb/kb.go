@@ -58,6 +58,27 @@ const (
 	lockWaitD = time.Second
 )
 
+// newKB is a KB of opts with its logger and clock set, not yet opened.
+func newKB(opts Options) *KB {
+	k := &KB{dir: opts.Dir, log: opts.Logger, now: opts.Now}
+	if k.log == nil {
+		k.log = slog.New(slog.DiscardHandler)
+	}
+	k.log = k.log.With("component", "kb")
+	if k.now == nil {
+		k.now = time.Now
+	}
+	return k
+}
+
+// lockWait is how long to wait for the index's file lock.
+func (o Options) lockWait() time.Duration {
+	if o.LockWait <= 0 {
+		return lockWaitD
+	}
+	return o.LockWait
+}
+
 // Open opens (creating if needed) the knowledge base in opts.Dir. It replays
 // index writes that a crash interrupted and rebuilds the index when it is
 // missing, from another mapping version, or disagrees with SQLite.
@@ -71,14 +92,7 @@ func Open(ctx context.Context, opts Options) (*KB, error) {
 	if err := os.MkdirAll(opts.Dir, dirPerms); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	k := &KB{dir: opts.Dir, log: opts.Logger, now: opts.Now}
-	if k.log == nil {
-		k.log = slog.New(slog.DiscardHandler)
-	}
-	k.log = k.log.With("component", "kb")
-	if k.now == nil {
-		k.now = time.Now
-	}
+	k := newKB(opts)
 	db, err := openDB(ctx, filepath.Join(opts.Dir, DBFile))
 	if err != nil {
 		return nil, err
@@ -87,11 +101,7 @@ func Open(ctx context.Context, opts Options) (*KB, error) {
 	if opts.WithoutIndex {
 		return k, nil
 	}
-	wait := opts.LockWait
-	if wait <= 0 {
-		wait = lockWaitD
-	}
-	idx, fresh, err := openIndex(filepath.Join(opts.Dir, IndexDir), wait.String())
+	idx, fresh, err := openIndex(filepath.Join(opts.Dir, IndexDir), opts.lockWait().String())
 	if errors.Is(err, ErrIndexLocked) && opts.IndexOptional {
 		k.locked = true
 		return k, nil

@@ -3,9 +3,7 @@ package kb
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"path/filepath"
-	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -14,14 +12,7 @@ import (
 // openReadOnly is Open with opts.ReadOnly: no directory is created, no
 // migration or index repair runs.
 func openReadOnly(ctx context.Context, opts Options) (*KB, error) {
-	k := &KB{dir: opts.Dir, log: opts.Logger, now: opts.Now}
-	if k.log == nil {
-		k.log = slog.New(slog.DiscardHandler)
-	}
-	k.log = k.log.With("component", "kb")
-	if k.now == nil {
-		k.now = time.Now
-	}
+	k := newKB(opts)
 	db, err := openDBReadOnly(ctx, filepath.Join(opts.Dir, DBFile))
 	if err != nil {
 		return nil, err
@@ -30,12 +21,8 @@ func openReadOnly(ctx context.Context, opts Options) (*KB, error) {
 	if opts.WithoutIndex {
 		return k, nil
 	}
-	wait := opts.LockWait
-	if wait <= 0 {
-		wait = lockWaitD
-	}
 	dir := filepath.Join(opts.Dir, IndexDir)
-	idx, err := bleve.OpenUsing(dir, map[string]any{"read_only": true, "bolt_timeout": wait.String()})
+	idx, err := bleve.OpenUsing(dir, map[string]any{"read_only": true, "bolt_timeout": opts.lockWait().String()})
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		k.locked = true

@@ -1,6 +1,9 @@
 package patterns
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Clauses returns the parts of an example log line that can stand for its
 // failure on their own: the message after a wrapper's "context: " (the
@@ -68,16 +71,9 @@ func Clauses(example string) []string {
 
 // shortest returns the n shortest of cs, shortest first.
 func shortest(cs []string, n int) []string {
-	out := append([]string(nil), cs...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && len(out[j]) < len(out[j-1]); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b string) int { return len(a) - len(b) })
+	return out[:min(n, len(out))]
 }
 
 // quotedParts returns the text between matching quotes (", ', and \"),

@@ -11,6 +11,8 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/incidex/incidex/kb"
 )
 
 // md renders write-ups: GitHub-flavoured Markdown (tables, strikethrough,
@@ -60,26 +62,5 @@ func Writeup(format, body string) template.HTML {
 		}
 		return template.HTML(b.String()) //nolint:gosec // every line is escaped
 	}
-	return Markdown(stripFrontMatter(body))
-}
-
-// stripFrontMatter removes a leading "---" YAML block closed by "---" or
-// "...". Without a closing line the text is not front matter and stays.
-func stripFrontMatter(s string) string {
-	if !strings.HasPrefix(s, "---\n") && !strings.HasPrefix(s, "---\r\n") {
-		return s
-	}
-	i := strings.IndexByte(s, '\n') + 1
-	for i < len(s) {
-		end := strings.IndexByte(s[i:], '\n')
-		line, next := s[i:], len(s)
-		if end >= 0 {
-			line, next = s[i:i+end], i+end+1
-		}
-		if t := strings.TrimRight(line, " \t\r"); t == "---" || t == "..." {
-			return s[next:]
-		}
-		i = next
-	}
-	return s
+	return Markdown(kb.WithoutFrontMatter(body))
 }

@@ -214,45 +214,6 @@ func TestUserStyleEval(t *testing.T) {
 	}
 }
 
-func TestUserStyleDebug(t *testing.T) {
-	dir := os.Getenv("USERKB_DEBUG")
-	if dir == "" {
-		t.Skip()
-	}
-	us := loadUserSet(t, dir)
-	m := us.matcher(t)
-	for _, p := range us.positives {
-		want := us.topicInc[p.topic]
-		hits := m.Match(p.line, kb.MatchOptions{Mode: patterns.Stream, MinScore: 0.01, Explain: true})
-		if len(hits) > 0 && hits[0].Incident.ID == want && hits[0].Score >= 0.5 {
-			continue
-		}
-		var w *kb.Hit
-		for i := range hits {
-			if hits[i].Incident.ID == want {
-				w = &hits[i]
-				break
-			}
-		}
-		top := "-"
-		if len(hits) > 0 {
-			top = fmt.Sprintf("%s %.2f", hits[0].Incident.ID, hits[0].Score)
-		}
-		if w == nil {
-			t.Logf("MISS %s | top %s | no score | %.150s", want, top, p.line)
-			continue
-		}
-		var lit, miss []string
-		for _, tk := range w.Explain.Tokens {
-			if tk.Status.String() == "literal" {
-				lit = append(lit, tk.Text)
-			}
-		}
-		miss = w.Explain.Missing
-		t.Logf("MISS %s %.2f | top %s | %.150s\n   sig: %.200s\n   lit: %v\n   missing: %v", want, w.Score, top, p.line, w.Signature.Template, lit, miss)
-	}
-}
-
 // TestUserStyleDevFloors holds the matcher to its figures on the in-repo
 // development set of user-style write-ups (testdata/userkb/dev): with the
 // write-ups alone, the right incident first for at least the floor share
