@@ -49,7 +49,7 @@ type document struct {
 
 // textFields are the analysed fields with their query boosts; highlighted
 // ones keep term vectors. The boosts were tuned with bench/collections on
-// the write-ups under ingest/testdata/collection: the mapped fields are few
+// the write-ups under ingest/writeup/testdata/collection: the mapped fields are few
 // words each, chosen by the author to say what the incident is about, so a
 // query word found there weighs more than the same word in the body.
 var textFields = []struct {

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -21,7 +19,10 @@ type Observation struct {
 	Score       float64
 	Message     string
 	Labels      map[string]string
-	Format      string
+	// Resource names where the line came from (decode.ResourceKey): an
+	// occurrence is one signature on one resource. Empty means "-".
+	Resource string
+	Format   string
 }
 
 // Occurrence is a signature matching the lines of one resource: count,
@@ -61,11 +62,8 @@ type OccurrenceOptions struct {
 	Samples int
 	// OnEvent, when set, is called after each flush for every change.
 	OnEvent func(OccurrenceEvent)
-	// OnCheckpoint, when set, is called after a flush with the queue
-	// position that flush made durable (see Observe).
-	OnCheckpoint func(pos uint64)
-	Logger       *slog.Logger
-	Now          func() time.Time
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // Occurrences aggregates observations into occurrences in memory and
@@ -78,13 +76,16 @@ type Occurrences struct {
 	mu     sync.Mutex
 	open   map[occKey]*occState // open occurrences by signature and resource
 	closed []*occState          // closed in memory, not yet written
-	pos    uint64               // queue position the counts include
+	ckpt   string               // queue checkpoint the counts include
+	// durable are the callbacks of the batches observed since the last
+	// flush, called once it commits.
+	durable []func()
 
 	// flushMu lets one Flush run at a time (Run's ticker, shutdown and
 	// callers that want the database current): two at once could write
-	// queue positions out of order.
+	// checkpoints out of order.
 	flushMu sync.Mutex
-	saved   uint64 // position last written (under flushMu)
+	saved   string // checkpoint last written (under flushMu)
 }
 
 type occKey struct{ sig, resource string }
@@ -128,107 +129,30 @@ func (k *KB) Occurrences(ctx context.Context, opts OccurrenceOptions) (*Occurren
 	return o, nil
 }
 
-// resourceLabels are the labels that say where a line came from; the
-// others (stream, file, job) do not make a resource.
-var resourceLabels = []string{"cluster", "namespace", "workload", "container", "node"}
-
-// ResourceKey names the resource a record's labels describe: cluster,
-// namespace, workload (the app label, else the pod name without its
-// ReplicaSet and random suffixes), container and node. Pods of one
-// Deployment are one resource, so a restart does not split an occurrence.
-func ResourceKey(labels map[string]string) string {
-	var b strings.Builder
-	for _, k := range resourceLabels {
-		v := labels[k]
-		if k == "workload" {
-			v = workload(labels)
-		}
-		if k == "node" && v == "" {
-			v = labels["host"]
-		}
-		if v == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(k + "=" + v)
-	}
-	if b.Len() == 0 {
-		return "-"
-	}
-	return b.String()
-}
-
-func workload(labels map[string]string) string {
-	for _, k := range []string{"app", "app.kubernetes.io/name", "k8s-app", "service", "job"} {
-		if v := labels[k]; v != "" {
-			return v
-		}
-	}
-	return podBase(labels["pod"])
-}
-
-// podBase strips generated suffixes: web-7d9f8b6c4-x2kq9 → web,
-// calico-node-x7k2p → calico-node, valkey-0 → valkey.
-func podBase(pod string) string {
-	parts := strings.Split(pod, "-")
-	for len(parts) > 1 {
-		last := parts[len(parts)-1]
-		if !generatedPart(last) {
-			break
-		}
-		parts = parts[:len(parts)-1]
-	}
-	return strings.Join(parts, "-")
-}
-
-func generatedPart(s string) bool {
-	if s == "" {
-		return false
-	}
-	digit := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			digit = true
-		case c >= 'a' && c <= 'z':
-			if strings.IndexByte("aeiou", c) >= 0 && len(s) != 5 {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return digit && (len(s) == 5 || len(s) >= 8 || allDigits(s))
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
 // Observe implements ingest.Sink: matches are counted in memory; Flush
-// (run every FlushEvery by Run) writes them together with pos, the queue
-// position they bring the counts to (0: no durable queue), so that after a
-// crash a durable queue replays exactly what was not counted.
-func (o *Occurrences) Observe(_ context.Context, obs []Observation, pos uint64) error {
+// (run every FlushEvery by Run) writes them together with checkpoint, the
+// queue checkpoint they bring the counts to ("": the queue keeps none), so
+// that after a crash a durable queue replays exactly what was not counted.
+// durable (nil: none) is called once that write commits.
+func (o *Occurrences) Observe(_ context.Context, obs []Observation, checkpoint string, durable func()) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if pos > o.pos {
-		o.pos = pos
+	if checkpoint != "" {
+		o.ckpt = checkpoint
+	}
+	if durable != nil {
+		o.durable = append(o.durable, durable)
 	}
 	for _, ob := range obs {
 		t := ob.Time
 		if t.IsZero() {
 			t = o.opts.Now()
 		}
-		key := occKey{ob.SignatureID, ResourceKey(ob.Labels)}
+		res := ob.Resource
+		if res == "" {
+			res = "-"
+		}
+		key := occKey{ob.SignatureID, res}
 		st := o.open[key]
 		if st != nil && t.Sub(st.occ.LastSeen) > o.opts.QuietPeriod && st.occ.ID != 0 {
 			// The quiet period passed: this match opens a new occurrence.
@@ -341,17 +265,22 @@ func (o *Occurrences) Flush(ctx context.Context) error {
 		snap = append(snap, occState{occ: copyOcc(st.occ), isNew: st.isNew && st.occ.ID == 0})
 		st.dirty, st.isNew = false, false
 	}
-	pos := o.pos
+	ckpt, durable := o.ckpt, o.durable
+	o.durable = nil
 	o.mu.Unlock()
-	if len(snap) == 0 && pos == o.saved {
+	if len(snap) == 0 && ckpt == o.saved {
+		for _, f := range durable {
+			f()
+		}
 		return nil
 	}
-	ids, err := o.write(ctx, snap, pos)
+	ids, err := o.write(ctx, snap, ckpt)
 	if err != nil {
 		o.mu.Lock()
 		for _, st := range todo {
 			st.dirty = true // write again next time
 		}
+		o.durable = append(durable, o.durable...)
 		o.mu.Unlock()
 		return err
 	}
@@ -363,9 +292,9 @@ func (o *Occurrences) Flush(ctx context.Context) error {
 		snap[i].occ.ID = ids[i]
 	}
 	o.mu.Unlock()
-	o.saved = pos
-	if o.opts.OnCheckpoint != nil && pos > 0 {
-		o.opts.OnCheckpoint(pos)
+	o.saved = ckpt
+	for _, f := range durable {
+		f()
 	}
 	if o.opts.OnEvent != nil {
 		for _, s := range snap {
@@ -387,15 +316,15 @@ func copyOcc(o Occurrence) Occurrence {
 	return o
 }
 
-func (o *Occurrences) write(ctx context.Context, snap []occState, pos uint64) ([]int64, error) {
+func (o *Occurrences) write(ctx context.Context, snap []occState, ckpt string) ([]int64, error) {
 	tx, err := o.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if pos > 0 {
+	if ckpt != "" {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('queue_position', ?)
-			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, fmt.Sprint(pos)); err != nil {
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`, ckpt); err != nil {
 			return nil, err
 		}
 	}
@@ -539,18 +468,17 @@ func (o *Occurrences) Ack(ctx context.Context, id int64, by string) (Occurrence,
 	return occ, nil
 }
 
-// QueuePosition returns the durable queue position the stored occurrences
-// include: a spool resumes from it.
-func (k *KB) QueuePosition(ctx context.Context) (uint64, error) {
+// QueueCheckpoint returns the queue checkpoint the stored occurrences
+// include ("" when none): the spool resumes after it. It is opaque here;
+// the meta key keeps its old name, since the spool's checkpoints are the
+// decimal positions stored there before.
+func (k *KB) QueueCheckpoint(ctx context.Context) (string, error) {
 	var v string
 	err := k.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'queue_position'").Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return "", nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseUint(v, 10, 64)
+	return v, err
 }
 
 // OpenCount returns the number of open occurrences.

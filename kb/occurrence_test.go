@@ -12,22 +12,15 @@ import (
 
 // TestOccurrencesConcurrentFlush: Flush from several goroutines at once
 // (the server's ticker, shutdown and callers that want the database
-// current do this) loses no count, and the checkpoint never goes back.
+// current do this) loses no count, every batch is reported durable exactly
+// once and in order, and the stored checkpoint is the last one observed.
 // Under -race it also proves the flush state is guarded.
 func TestOccurrencesConcurrentFlush(t *testing.T) {
 	k := kbtest.Open(t)
 	write(t, k, "a.md", kbtest.Incident("a", "alpha", "connection refused to the database"))
 	var mu sync.Mutex
-	var last uint64
-	backwards := 0
-	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{OnCheckpoint: func(pos uint64) {
-		mu.Lock()
-		if pos < last {
-			backwards++
-		}
-		last = pos
-		mu.Unlock()
-	}})
+	var acked []int
+	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +39,12 @@ func TestOccurrencesConcurrentFlush(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		obs := []kb.Observation{{Time: time.Now(), IncidentID: "a", SignatureID: "s-a", Score: 1,
 			Message: fmt.Sprintf("connection refused to the database (%d)", i), Labels: map[string]string{"pod": "db-0"}}}
-		if err := occ.Observe(ctx, obs, uint64(i)); err != nil {
+		durable := func() {
+			mu.Lock()
+			acked = append(acked, i)
+			mu.Unlock()
+		}
+		if err := occ.Observe(ctx, obs, fmt.Sprint(i), durable); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,7 +63,15 @@ func TestOccurrencesConcurrentFlush(t *testing.T) {
 	if total != n {
 		t.Errorf("occurrences count %d lines, want %d: %+v", total, n, list)
 	}
-	if backwards > 0 {
-		t.Errorf("the checkpoint went back %d times", backwards)
+	for j, i := range acked {
+		if i != j+1 {
+			t.Fatalf("durable callbacks ran in the order %v, want 1..%d once each", acked, n)
+		}
+	}
+	if len(acked) != n {
+		t.Errorf("%d batches reported durable, want %d", len(acked), n)
+	}
+	if ck, err := k.QueueCheckpoint(ctx); err != nil || ck != fmt.Sprint(n) {
+		t.Errorf("QueueCheckpoint = %q, %v; want %q", ck, err, fmt.Sprint(n))
 	}
 }

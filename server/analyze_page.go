@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/decode"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/patterns"
 	"github.com/incidex/incidex/web"
@@ -65,12 +65,12 @@ func (s *Server) analyzeInto(c *gin.Context, d *web.AnalyzeData, text string, er
 	return status
 }
 
-var errTooLargeInput = fmt.Errorf("the logs are over the %d MB limit: paste or upload a smaller part: %w", maxAnalyzeBytes>>20, ingest.ErrTooLarge)
+var errTooLargeInput = fmt.Errorf("the logs are over the %d MB limit: paste or upload a smaller part: %w", maxAnalyzeBytes>>20, decode.ErrTooLarge)
 
 // analyzeInput reads the uploaded file when one was chosen, else the text.
 func analyzeInput(r *http.Request) (string, error) {
 	if err := parseForm(r); err != nil {
-		if errors.Is(err, ingest.ErrTooLarge) {
+		if errors.Is(err, decode.ErrTooLarge) {
 			return "", errTooLargeInput
 		}
 		return "", err
@@ -115,7 +115,7 @@ func (s *Server) analyze(d *web.AnalyzeData, text string) error {
 	case len(lines) == 0:
 		return &kb.ValidationError{Field: "logs", Msg: "paste log lines or choose a file first"}
 	case len(lines) > maxAnalyzeLines:
-		return fmt.Errorf("%d lines, over the limit of %d: paste or upload a smaller part of the logs: %w", len(lines), maxAnalyzeLines, ingest.ErrTooManyRecords)
+		return fmt.Errorf("%d lines, over the limit of %d: paste or upload a smaller part of the logs: %w", len(lines), maxAnalyzeLines, decode.ErrTooManyRecords)
 	}
 	d.Submitted = true
 	d.Lines = len(lines)

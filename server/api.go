@@ -12,13 +12,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/decode"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/patterns"
 )
 
 // maxUploadBytes bounds a write-up uploaded through the API.
-const maxUploadBytes = ingest.MaxWriteupBytes
+const maxUploadBytes = writeup.MaxWriteupBytes
 
 func (s *Server) handleSearch(c *gin.Context) {
 	n, _ := strconv.Atoi(c.DefaultQuery("n", "10"))
@@ -115,10 +116,10 @@ func (e *existsError) Unwrap() error { return kb.ErrConflict }
 // reloads the matcher so its signatures match at once. Without replace, an
 // incident id that already exists is an *existsError (409).
 func (s *Server) StoreWriteup(ctx context.Context, name string, data []byte, wantID string, replace bool) ([]*kb.Incident, error) {
-	if err := ingest.CheckText(data, maxUploadBytes); err != nil {
+	if err := writeup.CheckText(data, maxUploadBytes); err != nil {
 		return nil, &kb.ValidationError{Field: "body", Msg: err.Error()}
 	}
-	incs, err := ingest.ParseWriteup(name, data)
+	incs, err := writeup.ParseWriteup(name, data)
 	if err != nil {
 		return nil, &kb.ValidationError{Field: "body", Msg: err.Error()}
 	}
@@ -165,7 +166,7 @@ func readUpload(c *gin.Context) ([]byte, string, error) {
 			return nil, "", &kb.ValidationError{Field: "file", Msg: "multipart upload has no file field"}
 		}
 		if fh.Size > maxUploadBytes {
-			return nil, "", fmt.Errorf("write-up is %d bytes, over the %d-byte limit: %w", fh.Size, maxUploadBytes, ingest.ErrTooLarge)
+			return nil, "", fmt.Errorf("write-up is %d bytes, over the %d-byte limit: %w", fh.Size, maxUploadBytes, decode.ErrTooLarge)
 		}
 		f, err := fh.Open()
 		if err != nil {
@@ -180,7 +181,7 @@ func readUpload(c *gin.Context) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("read body: %w", errBadRequest)
 	}
 	if len(b) > maxUploadBytes {
-		return nil, "", fmt.Errorf("write-up is over the %d-byte limit: %w", maxUploadBytes, ingest.ErrTooLarge)
+		return nil, "", fmt.Errorf("write-up is over the %d-byte limit: %w", maxUploadBytes, decode.ErrTooLarge)
 	}
 	return b, "", nil // a bare body has no name: its id comes from its content
 }
@@ -232,7 +233,7 @@ func (s *Server) handleMatch(c *gin.Context) {
 		lines = append(lines, strings.Split(strings.ReplaceAll(req.Text, "\r\n", "\n"), "\n")...)
 	}
 	if len(lines) > maxMatchLines {
-		s.writeError(c, fmt.Errorf("%d lines, limit %d: %w", len(lines), maxMatchLines, ingest.ErrTooManyRecords))
+		s.writeError(c, fmt.Errorf("%d lines, limit %d: %w", len(lines), maxMatchLines, decode.ErrTooManyRecords))
 		return
 	}
 	mode := patterns.Stream

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/web"
 )
 
@@ -95,7 +95,7 @@ func (tb *tab) screenshot(t *testing.T, name string) {
 
 func TestBrowser(t *testing.T) {
 	start := time.Now()
-	hostile, err := os.ReadFile("../ingest/testdata/collection/pm-d04-hostile.html")
+	hostile, err := os.ReadFile("../ingest/writeup/testdata/collection/pm-d04-hostile.html")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func browseXSS(t *testing.T, h *harness, tb *tab) {
 // scripts, frames, event handlers and javascript: links, and its search
 // results: nothing of it runs, and its text is still there.
 func browseHostileHTML(t *testing.T, h *harness, tb *tab, page []byte) {
-	incs, err := ingest.ParseWriteup("hostile-page.html", page)
+	incs, err := writeup.ParseWriteup("hostile-page.html", page)
 	if err != nil {
 		t.Fatal(err)
 	}

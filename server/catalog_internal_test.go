@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/incidex/incidex/ingest"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/kb/kbtest"
 	"github.com/incidex/incidex/web"
@@ -23,7 +24,7 @@ func TestReloadWarmsIncidentList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{KB: k, Web: pages, Mode: gin.TestMode})
+	s := New(Options{KB: k, Matchers: ingest.NewMatchers(ingest.MatchersOptions{KB: k}), Web: pages, Mode: gin.TestMode})
 	if err := s.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/decode"
+	"github.com/incidex/incidex/ingest/queue"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/patterns"
 )
@@ -32,7 +34,7 @@ func (s *Server) writeError(c *gin.Context, err error) {
 func (s *Server) errorResponse(c *gin.Context, err error) (int, errorBody) {
 	var ve *kb.ValidationError
 	var se *patterns.SyntaxError
-	var fe *ingest.FileError
+	var fe *writeup.FileError
 	var ee *existsError
 	switch {
 	case errors.As(err, &ee):
@@ -41,19 +43,19 @@ func (s *Server) errorResponse(c *gin.Context, err error) (int, errorBody) {
 		return http.StatusNotFound, msgBody(err.Error())
 	case errors.As(err, &ve):
 		return http.StatusBadRequest, errorBody{Error: ve.Error(), Field: ve.Field}
-	case errors.As(err, &se), errors.As(err, &fe), errors.Is(err, ingest.ErrMalformed), errors.Is(err, errBadRequest):
+	case errors.As(err, &se), errors.As(err, &fe), errors.Is(err, decode.ErrMalformed), errors.Is(err, errBadRequest):
 		return http.StatusBadRequest, msgBody(err.Error())
 	case errors.Is(err, kb.ErrConflict):
 		return http.StatusConflict, msgBody(err.Error())
-	case errors.Is(err, ingest.ErrTooLarge), errors.Is(err, ingest.ErrTooManyRecords):
+	case errors.Is(err, decode.ErrTooLarge), errors.Is(err, decode.ErrTooManyRecords):
 		return http.StatusRequestEntityTooLarge, msgBody(err.Error())
-	case errors.Is(err, ingest.ErrUnsupportedEncoding):
+	case errors.Is(err, decode.ErrUnsupportedEncoding):
 		return http.StatusUnsupportedMediaType, msgBody(err.Error())
 	case errors.Is(err, errNoPatterns):
 		return http.StatusNotFound, msgBody(err.Error())
-	case errors.Is(err, ingest.ErrUnknownFormat):
+	case errors.Is(err, decode.ErrUnknownFormat):
 		return http.StatusNotFound, msgBody(err.Error())
-	case errors.Is(err, ingest.ErrQueueFull), errors.Is(err, ingest.ErrQueueClosed), errors.Is(err, errDraining), errors.Is(err, kb.ErrIndexLocked):
+	case errors.Is(err, queue.ErrFull), errors.Is(err, queue.ErrClosed), errors.Is(err, errDraining), errors.Is(err, kb.ErrIndexLocked):
 		c.Header("Retry-After", retryAfter(s.opts.RetryAfter))
 		return http.StatusServiceUnavailable, msgBody(err.Error())
 	default:

@@ -18,10 +18,12 @@ func (s *Server) handleReadyz(c *gin.Context) {
 	switch {
 	case s.draining.Load():
 		writeErrorStatus(c, http.StatusServiceUnavailable, "shutting down")
-	case s.matcher.Load() == nil:
+	case s.matchers != nil && s.Matcher() == nil:
 		writeErrorStatus(c, http.StatusServiceUnavailable, "matcher not loaded yet")
+	case s.matchers == nil:
+		c.JSON(http.StatusOK, gin.H{"status": "ready", "queue": s.queue.Len()})
 	default:
-		c.JSON(http.StatusOK, gin.H{"status": "ready", "signatures": s.matcher.Load().Len(), "queue": s.queue.Len()})
+		c.JSON(http.StatusOK, gin.H{"status": "ready", "signatures": s.Matcher().Len(), "queue": s.queue.Len()})
 	}
 }
 
@@ -36,10 +38,6 @@ type metrics struct {
 	rejected         *prometheus.CounterVec
 	refused          *prometheus.CounterVec
 	rejectedRequests *prometheus.CounterVec
-	processed        *prometheus.CounterVec
-	matched          *prometheus.CounterVec
-	batchSeconds     prometheus.Histogram
-	lineSeconds      prometheus.Histogram
 }
 
 func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
@@ -50,23 +48,19 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 		refused:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "incidex_records_refused_total", Help: "Records refused with 503 (queue full or shutting down), by format; senders retry them."}, []string{"format"}),
 		rejectedRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "incidex_requests_rejected_total",
 			Help: "Webhook requests refused as a whole (bad body, too large, unsupported encoding), by format."}, []string{"format"}),
-		processed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "incidex_records_processed_total", Help: "Records matched against the knowledge base, by format."}, []string{"format"}),
-		matched:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "incidex_records_matched_total", Help: "Records that matched a known incident, by format."}, []string{"format"}),
-		batchSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "incidex_match_batch_seconds", Help: "Time to match one batch of records.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
-		lineSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "incidex_match_line_seconds", Help: "Average time to match one record, per batch.",
-			Buckets: prometheus.ExponentialBuckets(1e-7, 4, 10)}),
 	}
-	reg.MustRegister(m.requests, m.received, m.rejected, m.refused, m.rejectedRequests, m.processed, m.matched, m.batchSeconds, m.lineSeconds,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_queue_depth", Help: "Records waiting to be matched."}, func() float64 { return float64(s.queue.Len()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_queue_capacity", Help: "Queue capacity in records."}, func() float64 { return float64(s.queue.Cap()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_occurrences_open", Help: "Open occurrences."}, func() float64 { return float64(s.occ.OpenCount()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_signatures", Help: "Signatures in the loaded matcher."}, func() float64 {
-			if m := s.matcher.Load(); m != nil {
+	reg.MustRegister(m.requests, m.received, m.rejected, m.refused, m.rejectedRequests,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_queue_depth", Help: "Records waiting to be matched."}, func() float64 { return float64(s.queue.Len()) }))
+	if s.occ != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_occurrences_open", Help: "Open occurrences."}, func() float64 { return float64(s.occ.OpenCount()) }))
+	}
+	if s.matchers != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_signatures", Help: "Signatures in the loaded matcher."}, func() float64 {
+			if m := s.Matcher(); m != nil {
 				return float64(m.Len())
 			}
 			return 0
-		}),
-	)
+		}))
+	}
 	return m
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/web"
 )
@@ -101,7 +101,7 @@ func editInput(r *http.Request, id string) ([]byte, string, error) {
 	} else {
 		data = []byte(strings.ReplaceAll(r.PostFormValue("markdown"), "\r\n", "\n"))
 	}
-	if err := ingest.CheckText(data, maxUploadBytes); err != nil {
+	if err := writeup.CheckText(data, maxUploadBytes); err != nil {
 		return data, name, &kb.ValidationError{Field: "markdown", Msg: err.Error()}
 	}
 	return data, writeupName(name, id), nil
@@ -120,7 +120,7 @@ func writeupName(name, id string) string {
 
 // previewWriteup parses a write-up without storing it.
 func previewWriteup(name string, data []byte) ([]*kb.Incident, error) {
-	incs, err := ingest.ParseWriteup(name, data)
+	incs, err := writeup.ParseWriteup(name, data)
 	var ve *kb.ValidationError
 	if err != nil && !errors.As(err, &ve) {
 		err = &kb.ValidationError{Field: "markdown", Msg: err.Error()}

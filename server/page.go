@@ -14,7 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/decode"
 	"github.com/incidex/incidex/web"
 )
 
@@ -126,7 +126,7 @@ func csrfValid(c *gin.Context) bool {
 }
 
 // parseForm reads a urlencoded or multipart form, mapping a body over
-// maxPageBody to ingest.ErrTooLarge.
+// maxPageBody to decode.ErrTooLarge.
 func parseForm(r *http.Request) error {
 	var err error
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
@@ -137,7 +137,7 @@ func parseForm(r *http.Request) error {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return fmt.Errorf("the form is over the %d MB limit: %w", maxPageBody>>20, ingest.ErrTooLarge)
+		return fmt.Errorf("the form is over the %d MB limit: %w", maxPageBody>>20, decode.ErrTooLarge)
 	case err != nil:
 		return fmt.Errorf("read form: %w", errBadRequest)
 	}

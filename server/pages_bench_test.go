@@ -16,6 +16,9 @@ import (
 
 	"github.com/incidex/incidex/bench/benchgen"
 	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/decode"
+	"github.com/incidex/incidex/ingest/queue"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/server"
 	"github.com/incidex/incidex/starter"
@@ -90,12 +93,12 @@ func benchServer(b *testing.B, n int) (*server.Server, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := ingest.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, ingest.LoadOptions{}); err != nil {
+	if _, err := writeup.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, writeup.LoadOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	files, ids := genWriteups(b, b.TempDir(), n, benchLogs(b))
 	start := time.Now()
-	if rep, err := ingest.Load(ctx, k, files, ingest.LoadOptions{Batch: 500}); err != nil || len(rep.Failed) > 0 {
+	if rep, err := writeup.Load(ctx, k, files, writeup.LoadOptions{Batch: 500}); err != nil || len(rep.Failed) > 0 {
 		b.Fatalf("load: %v %v", err, rep.Failed)
 	}
 	b.Logf("loaded %d write-ups in %v", n, time.Since(start).Round(time.Millisecond))
@@ -113,10 +116,11 @@ func benchServer(b *testing.B, n int) (*server.Server, []string) {
 	}
 	var obs []kb.Observation
 	for i := range 200 {
+		labels := map[string]string{"namespace": fmt.Sprintf("ns-%d", i%7), "node": fmt.Sprintf("node-%d", i%13)}
 		obs = append(obs, kb.Observation{Time: time.Now(), IncidentID: ids[i], SignatureID: fmt.Sprintf("s-%d", i), Score: 0.9,
-			Message: "E0101 something failed", Labels: map[string]string{"namespace": fmt.Sprintf("ns-%d", i%7), "node": fmt.Sprintf("node-%d", i%13)}})
+			Message: "E0101 something failed", Labels: labels, Resource: decode.ResourceKey(labels)})
 	}
-	if err := occ.Observe(ctx, obs, 0); err != nil {
+	if err := occ.Observe(ctx, obs, "", nil); err != nil {
 		b.Fatal(err)
 	}
 	if err := occ.Flush(ctx); err != nil {
@@ -126,7 +130,7 @@ func benchServer(b *testing.B, n int) (*server.Server, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := server.New(server.Options{KB: k, Queue: ingest.NewMemQueue(10), Occurrences: occ, Mode: gin.TestMode, Web: pages})
+	srv := server.New(server.Options{KB: k, Queue: queue.NewMemQueue(10), Matchers: ingest.NewMatchers(ingest.MatchersOptions{KB: k}), Occurrences: occ, Mode: gin.TestMode, Web: pages})
 	if err := srv.Reload(ctx); err != nil {
 		b.Fatal(err)
 	}

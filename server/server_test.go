@@ -14,8 +14,11 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/queue"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/kb/kbtest"
 	"github.com/incidex/incidex/server"
@@ -31,7 +34,7 @@ type harness struct {
 	srv  *server.Server
 	occ  *kb.Occurrences
 	em   *kb.Emerging
-	q    ingest.Queue
+	q    queue.Queue
 	http *httptest.Server
 	stop func()
 }
@@ -50,13 +53,13 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	ctx := context.Background()
 	k := kbtest.Open(t)
 	if !o.withoutStarter {
-		rep, err := ingest.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, ingest.LoadOptions{})
+		rep, err := writeup.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, writeup.LoadOptions{})
 		if err != nil || len(rep.Failed) > 0 {
 			t.Fatalf("load starter: %v %v", err, rep.Failed)
 		}
 	}
 	for name, body := range o.extraWriteups {
-		incs, err := ingest.ParseWriteup(name, []byte(body))
+		incs, err := writeup.ParseWriteup(name, []byte(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +70,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if o.queue == 0 {
 		o.queue = 10000
 	}
-	q := ingest.NewMemQueue(o.queue)
+	q := queue.NewMemQueue(o.queue)
 	var srv *server.Server
 	// The fixtures carry 2024 timestamps: a retention of 30 days would let
 	// the first purge delete their (already closed) occurrences before the
@@ -87,15 +90,23 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = server.New(server.Options{KB: k, Queue: q, Occurrences: occ, Emerging: em, IngestToken: o.ingestToken, AdminToken: o.adminTok,
-		ReadToken: o.readTok, Mode: gin.TestMode, Web: pages})
-	if err := srv.Reload(ctx); err != nil {
+	mopts := ingest.MatchersOptions{KB: k}
+	ropts := ingest.Options{Queue: q, Sink: occ}
+	if em != nil {
+		mopts.Emerging, ropts.Unmatched = em, em
+	}
+	ropts.Matchers = ingest.NewMatchers(mopts)
+	reg := prometheus.NewRegistry()
+	ropts.Registry = reg
+	srv = server.New(server.Options{KB: k, Queue: q, Matchers: ropts.Matchers, Occurrences: occ, Emerging: em, IngestToken: o.ingestToken, AdminToken: o.adminTok,
+		ReadToken: o.readTok, Mode: gin.TestMode, Web: pages, Registry: reg})
+	if err := ropts.Matchers.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pipe := ingest.NewPipeline(q, ingest.PipelineOptions{Matcher: srv.Matcher, Sink: occ, Unmatched: srv.OnUnmatched, OnBatch: srv.OnBatch})
+	rt := ingest.New(ropts)
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = pipe.Run(runCtx) })
+	wg.Go(func() { _ = rt.Run(runCtx) })
 	wg.Go(func() { _ = occ.Run(runCtx) })
 	if em != nil {
 		wg.Go(func() { _ = em.Run(runCtx) })

@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/queue"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/kb/kbtest"
 	"github.com/incidex/incidex/server"
@@ -29,9 +32,9 @@ type slowSink struct {
 	delay time.Duration
 }
 
-func (s slowSink) Observe(ctx context.Context, obs []kb.Observation, pos uint64) error {
+func (s slowSink) Observe(ctx context.Context, obs []kb.Observation, checkpoint string, durable func()) error {
 	time.Sleep(s.delay)
-	return s.next.Observe(ctx, obs, pos)
+	return s.next.Observe(ctx, obs, checkpoint, durable)
 }
 
 // TestZeroLossUnderOverflow sends records concurrently into a queue small
@@ -41,22 +44,24 @@ func (s slowSink) Observe(ctx context.Context, obs []kb.Observation, pos uint64)
 func TestZeroLossUnderOverflow(t *testing.T) {
 	ctx := context.Background()
 	k := kbtest.Open(t)
-	if _, err := ingest.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, ingest.LoadOptions{}); err != nil {
+	if _, err := writeup.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, writeup.LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	q := ingest.NewMemQueue(300)
+	q := queue.NewMemQueue(300)
 	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{FlushEvery: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(server.Options{KB: k, Queue: q, Occurrences: occ, Mode: gin.TestMode, RetryAfter: time.Second})
-	if err := srv.Reload(ctx); err != nil {
+	matchers := ingest.NewMatchers(ingest.MatchersOptions{KB: k})
+	reg := prometheus.NewRegistry()
+	srv := server.New(server.Options{KB: k, Queue: q, Matchers: matchers, Occurrences: occ, Mode: gin.TestMode, RetryAfter: time.Second, Registry: reg})
+	if err := matchers.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pipe := ingest.NewPipeline(q, ingest.PipelineOptions{Matcher: srv.Matcher, Sink: slowSink{occ, 2 * time.Millisecond}, Workers: 1, BatchSize: 100, OnBatch: srv.OnBatch})
+	rt := ingest.New(ingest.Options{Queue: q, Matchers: matchers, Sink: slowSink{occ, 2 * time.Millisecond}, Workers: 1, BatchSize: 100, Registry: reg})
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = pipe.Run(runCtx) })
+	wg.Go(func() { _ = rt.Run(runCtx) })
 	wg.Go(func() { _ = occ.Run(runCtx) })
 	hs := newTestServer(t, srv)
 

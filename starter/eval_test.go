@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/patterns"
 	"github.com/incidex/incidex/starter"
@@ -25,7 +25,7 @@ func starterIncidents(t testing.TB) []*kb.Incident {
 		if err != nil {
 			t.Fatal(err)
 		}
-		incs, err := ingest.ParseWriteup(starter.SourcePrefix+n, b)
+		incs, err := writeup.ParseWriteup(starter.SourcePrefix+n, b)
 		if err != nil {
 			t.Fatalf("%s: %v", n, err)
 		}

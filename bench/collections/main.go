@@ -25,7 +25,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 )
 
@@ -62,12 +62,12 @@ func run(dir, qfile string, verbose bool) error {
 		return err
 	}
 	defer k.Close()
-	files, errs := ingest.Collect([]string{dir})
+	files, errs := writeup.Collect([]string{dir})
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	start := time.Now()
-	rep, err := ingest.Load(ctx, k, files, ingest.LoadOptions{})
+	rep, err := writeup.Load(ctx, k, files, writeup.LoadOptions{})
 	if err != nil {
 		return err
 	}

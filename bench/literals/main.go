@@ -9,7 +9,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/patterns"
 	"github.com/incidex/incidex/starter"
 )
@@ -25,7 +25,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		incs, err := ingest.ParseWriteup(n, b)
+		incs, err := writeup.ParseWriteup(n, b)
 		if err != nil {
 			fail(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 )
 
@@ -49,17 +49,17 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 // parsePaths parses write-up files without storing them: a team's incident
 // repository can run the check in its CI.
 func parsePaths(paths []string) ([]*kb.Incident, error) {
-	files, errs := ingest.Collect(paths)
+	files, errs := writeup.Collect(paths)
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
 	var out []*kb.Incident
 	for _, f := range files {
-		data, err := ingest.ReadWriteup(f, 0)
+		data, err := writeup.ReadWriteup(f, 0)
 		if err != nil {
 			return nil, err
 		}
-		incs, err := ingest.ParseWriteup(f, data)
+		incs, err := writeup.ParseWriteup(f, data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 )
 
@@ -18,20 +18,20 @@ func runIngest(ctx context.Context, e *env, args []string) error {
 	cfg.common(fs)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	force := fs.Bool("force", false, "re-ingest files whose content is unchanged")
-	maxBytes := fs.Int64("max-bytes", ingest.MaxWriteupBytes, "size limit per write-up file")
+	maxBytes := fs.Int64("max-bytes", writeup.MaxWriteupBytes, "size limit per write-up file")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		return usageErr("no paths given: incidex ingest PATH... (files or directories of .md, .markdown, .txt, .html, .htm)")
 	}
-	files, errs := ingest.Collect(fs.Args())
+	files, errs := writeup.Collect(fs.Args())
 	k, err := openKB(ctx, e, &cfg, indexOptional)
 	if err != nil {
 		return err
 	}
 	defer k.Close()
-	rep, err := ingest.Load(ctx, k, files, ingest.LoadOptions{MaxBytes: *maxBytes, Force: *force})
+	rep, err := writeup.Load(ctx, k, files, writeup.LoadOptions{MaxBytes: *maxBytes, Force: *force})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ var causeWords = map[string]string{
 // printPerFile prints one line per incident written, and the file's
 // warnings (a write-up with no signature, a front-matter field left out)
 // on stderr.
-func printPerFile(e *env, files []ingest.FileReport) {
+func printPerFile(e *env, files []writeup.FileReport) {
 	for _, f := range files {
 		for _, inc := range f.Incidents {
 			fmt.Fprintf(e.stdout, "%s: %s, %s, %s\n", oneLine(f.Path), oneLine(inc.ID), plural(inc.Signatures, "signature"), causeWords[inc.Cause])
@@ -87,13 +87,13 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func printIngestJSON(e *env, rep ingest.Report) {
+func printIngestJSON(e *env, rep writeup.Report) {
 	failed := make([]string, 0, len(rep.Failed))
 	for _, f := range rep.Failed {
 		failed = append(failed, oneLine(f.Error()))
 	}
 	out := struct {
-		ingest.Report
+		writeup.Report
 		Failed []string `json:"failed"`
 	}{rep, failed}
 	if out.Incidents == nil {
@@ -103,7 +103,7 @@ func printIngestJSON(e *env, rep ingest.Report) {
 		out.Warnings = []string{}
 	}
 	if out.PerFile == nil {
-		out.PerFile = []ingest.FileReport{}
+		out.PerFile = []writeup.FileReport{}
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")

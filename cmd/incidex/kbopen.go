@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/starter"
 )
@@ -45,7 +45,7 @@ func openKB(ctx context.Context, e *env, cfg *Config, need indexNeed) (*kb.KB, e
 		return nil, err
 	}
 	if fresh && !cfg.NoStarter {
-		rep, err := ingest.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, ingest.LoadOptions{})
+		rep, err := writeup.LoadFS(ctx, k, starter.FS(), starter.SourcePrefix, writeup.LoadOptions{})
 		if err == nil {
 			err = errors.Join(rep.Failed...)
 		}

@@ -17,13 +17,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/decode"
+	"github.com/incidex/incidex/ingest/queue"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/server"
 	"github.com/incidex/incidex/web"
 )
 
-// The occurrence store is the pipeline's sink.
-var _ ingest.Sink = (*kb.Occurrences)(nil)
+// The occurrence store is the runtime's sink, the miner its unmatched sink.
+var (
+	_ ingest.Sink      = (*kb.Occurrences)(nil)
+	_ ingest.Unmatched = (*kb.Emerging)(nil)
+)
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	cfg, err := loadConfig(e)
@@ -96,27 +101,15 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	q, spool, err := openQueue(ctx, k, cfg, log)
+	q, err := openQueue(ctx, k, cfg, reg, log)
 	if err != nil {
 		return err
-	}
-	if spool != nil {
-		reg.MustRegister(
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_bytes", Help: "Bytes in the durable spool."}, func() float64 { return float64(spool.Bytes()) }),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_fsyncs_total", Help: "fsyncs of the spool (one per group commit)."}, func() float64 { return float64(spool.Syncs()) }),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_corrupt_entries", Help: "Damaged spool entries cut at the last start."}, func() float64 { return float64(spool.CorruptEntries) }),
-		)
 	}
 	var srv *server.Server
 	var notifier *server.Notifier
 	occ, err := k.Occurrences(ctx, kb.OccurrenceOptions{
 		QuietPeriod: cfg.QuietPeriod, Retention: cfg.Retention, Logger: log,
 		OnEvent: func(ev kb.OccurrenceEvent) { srv.OnOccurrence(ev); notifier.Notify(ev) },
-		OnCheckpoint: func(pos uint64) {
-			if spool != nil {
-				spool.Release(pos)
-			}
-		},
 	})
 	if err != nil {
 		return err
@@ -129,17 +122,18 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("BUG: web templates: %w", err)
 	}
+	matchers := ingest.NewMatchers(ingest.MatchersOptions{KB: k, Emerging: em, Logger: log})
 	srv = server.New(server.Options{
-		KB: k, Queue: q, Occurrences: occ, Emerging: em, IngestToken: cfg.IngestToken, AdminToken: cfg.AdminToken, ReadToken: cfg.ReadToken,
-		Limits: ingest.Limits{MaxBodyBytes: cfg.MaxBody}, Registry: reg, Logger: log, Web: pages,
+		KB: k, Queue: q, Matchers: matchers, Occurrences: occ, Emerging: em, IngestToken: cfg.IngestToken, AdminToken: cfg.AdminToken, ReadToken: cfg.ReadToken,
+		Limits: decode.Limits{MaxBodyBytes: cfg.MaxBody}, Registry: reg, Logger: log, Web: pages,
 	})
 	notifier = server.NewNotifier(server.NotifierOptions{WebhookURL: cfg.NotifyURL, SlackURL: cfg.SlackURL, PublicURL: cfg.PublicURL,
-		Incident: func(id string) *kb.IncidentRef { return srv.Matcher().Incident(id) }, Logger: log})
-	if err := srv.Reload(ctx); err != nil {
+		Incident: func(id string) *kb.IncidentRef { return matchers.Matcher().Incident(id) }, Logger: log})
+	if err := matchers.Reload(ctx); err != nil {
 		return err
 	}
-	pipe := ingest.NewPipeline(q, ingest.PipelineOptions{Matcher: srv.Matcher, Sink: occ, Unmatched: srv.OnUnmatched,
-		Workers: cfg.Workers, OnBatch: srv.OnBatch, Logger: log})
+	rt := ingest.New(ingest.Options{Queue: q, Matchers: matchers, Sink: occ, Unmatched: em,
+		Workers: cfg.Workers, Registry: reg, Logger: log})
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -151,10 +145,12 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	url := "http://" + ln.Addr().String()
 	removeInfo := writeServeInfo(cfg.DataDir, url)
 	defer removeInfo()
-	log.Info("incidex serving", "addr", ln.Addr().String(), "data", cfg.DataDir, "signatures", srv.Matcher().Len(), "version", version)
+	log.Info("incidex serving", "addr", ln.Addr().String(), "data", cfg.DataDir, "signatures", matchers.Matcher().Len(), "version", version)
 	fmt.Fprintf(e.stderr, "incidex: serving on %s (data %s)\n", url, cfg.DataDir)
 
-	// Background loops; each stops when its context is cancelled.
+	// Background loops; each stops when its context is cancelled. The
+	// runtime (matching, and reloading the matcher) runs until the queue is
+	// closed and drained.
 	pipeCtx, stopPipe := context.WithCancel(context.WithoutCancel(ctx))
 	bgCtx, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -168,13 +164,12 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	}
 	var pipeDone sync.WaitGroup
 	pipeDone.Go(func() {
-		if err := pipe.Run(pipeCtx); err != nil {
-			errc <- fmt.Errorf("pipeline: %w", err)
+		if err := rt.Run(pipeCtx); err != nil {
+			errc <- fmt.Errorf("runtime: %w", err)
 		}
 	})
 	run("occurrences", bgCtx, occ.Run)
 	run("emerging", bgCtx, em.Run)
-	run("reloader", bgCtx, func(c context.Context) error { return srv.RunReloader(c, 2*time.Second) })
 	run("notifier", bgCtx, notifier.Run)
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -206,27 +201,36 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	return runErr
 }
 
-// openQueue opens the durable spool (resuming after the last position the
-// occurrences include) or, with --spool=off, an in-memory queue.
-func openQueue(ctx context.Context, k *kb.KB, cfg *Config, log *slog.Logger) (ingest.Queue, *ingest.Spool, error) {
+// openQueue opens the durable spool (resuming after the last checkpoint
+// the occurrences include) or, with --spool=off, an in-memory queue, and
+// registers its metrics.
+func openQueue(ctx context.Context, k *kb.KB, cfg *Config, reg prometheus.Registerer, log *slog.Logger) (queue.Queue, error) {
 	if cfg.Spool == "off" {
-		return ingest.NewMemQueue(cfg.QueueSize), nil, nil
+		q := queue.NewMemQueue(cfg.QueueSize)
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_queue_capacity", Help: "Queue capacity in records."}, func() float64 { return float64(q.Cap()) }))
+		return q, nil
 	}
-	pos, err := k.QueuePosition(ctx)
+	ckpt, err := k.QueueCheckpoint(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sp, err := ingest.OpenSpool(filepath.Join(cfg.DataDir, "spool"), pos, ingest.SpoolOptions{MaxBytes: cfg.SpoolBytes})
+	sp, err := queue.OpenSpool(filepath.Join(cfg.DataDir, "spool"), ckpt, queue.SpoolOptions{MaxBytes: cfg.SpoolBytes})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_bytes", Help: "Bytes in the durable spool."}, func() float64 { return float64(sp.Bytes()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_max_bytes", Help: "The spool's size limit; past it the webhook answers 503."}, func() float64 { return float64(sp.MaxBytes()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_fsyncs_total", Help: "fsyncs of the spool (one per group commit)."}, func() float64 { return float64(sp.Syncs()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_spool_corrupt_entries", Help: "Damaged spool entries cut at the last start."}, func() float64 { return float64(sp.CorruptEntries) }),
+	)
 	if sp.CorruptEntries > 0 {
 		log.Warn("spool: damaged tail cut (unacknowledged writes of a crash)", "entries", sp.CorruptEntries, "bytes", sp.CorruptBytes)
 	}
 	if n := sp.Len(); n > 0 {
-		log.Info("spool: resuming", "records", n, "position", pos)
+		log.Info("spool: resuming", "records", n, "checkpoint", ckpt)
 	}
-	return sp, sp, nil
+	return sp, nil
 }
 
 // writeServeInfo records the server's URL in the data directory so CLI

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/incidex/incidex/ingest"
+	"github.com/incidex/incidex/ingest/writeup"
 	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/patterns"
 )
@@ -69,7 +69,7 @@ func loadUserSet(t testing.TB, dir string) *userSet {
 		if err != nil {
 			t.Fatal(err)
 		}
-		incs, err := ingest.ParseWriteup(row[0], b)
+		incs, err := writeup.ParseWriteup(row[0], b)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}

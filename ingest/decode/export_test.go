@@ -1,0 +1,7 @@
+package decode
+
+// Exported for the black-box tests in package ingest_test.
+var (
+	WriteTestdata = writeTestdata
+	GoldenNow     = goldenNow
+)

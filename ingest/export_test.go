@@ -1,7 +1,0 @@
-package ingest
-
-// Exported for the black-box tests in package ingest_test.
-var (
-	WriteTestdata = writeTestdata
-	GoldenNow     = goldenNow
-)

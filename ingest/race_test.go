@@ -1,6 +1,0 @@
-//go:build race
-
-package ingest
-
-// raceEnabled is set when the race detector slows compression down ~50×.
-const raceEnabled = true

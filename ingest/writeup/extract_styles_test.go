@@ -1,0 +1,61 @@
+package writeup
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSignaturesFromEveryStyle: the error text of a write-up becomes a
+// signature wherever its author put it.
+func TestSignaturesFromEveryStyle(t *testing.T) {
+	cases := []struct {
+		name, doc, want string
+	}{
+		{"blockquoted log line", "# Proxy down\n\nApache's log filled with:\n\n> [Thu Jul 28 20:17:37 2011] [error] [client 10.0.0.9] PHP Fatal error:  Uncaught exception 'PDOException' with message 'SQLSTATE[HY000] [1040] Too many connections'\n\nWe raised max_connections.\n",
+			"Too many connections"},
+		{"nested blockquote", "# LB 502\n\n> The balancer said:\n> > upstream prematurely closed connection while reading response header from upstream, client: 10.1.2.3\n",
+			"upstream prematurely closed connection"},
+		{"curly quotes around straight ones", "# Role missing\n\nThe log said “db_1 | 2022-06-03 18:25:00.792 UTC [108] FATAL:  password authentication failed for user \"rhS1jV8\"” and nothing else.\n",
+			"password authentication failed"},
+		{"exception class name in quotes", "# Heap\n\nWithin a minute the log showed “java.lang.OutOfMemoryError: Java heap space” and the process stopped shipping.\n",
+			"OutOfMemoryError: Java heap space"},
+		{"gone away", "IL-1234 Acme · 2020-01-02 mysql\nThe scheduler died with \"(2006, 'MySQL server has gone away')\" every night.\n",
+			"MySQL server has gone away"},
+		{"kubectl output under a command", "# OOM\n\n```console\nkubectl get pods\nNAME        READY   STATUS      RESTARTS   AGE\napi-7d9f8b  0/1     OOMKilled   4          2m\n```\n",
+			"OOMKilled"},
+	}
+	for _, c := range cases {
+		name := "w.md"
+		if strings.HasPrefix(c.doc, "IL-") {
+			name = "w.txt"
+		}
+		incs, err := ParseWriteup(name, []byte(c.doc))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got []string
+		for _, s := range incs[0].Signatures {
+			got = append(got, s.Text)
+		}
+		if !strings.Contains(strings.Join(got, "\n"), c.want) {
+			t.Errorf("%s: signatures %q, want one with %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestEventRowsAreNotContinuations: in a log block, an indented kubectl
+// event row is its own entry, and describe's Events heading and column
+// heads are not text.
+func TestEventRowsAreNotContinuations(t *testing.T) {
+	got := logEntries([]string{
+		`E0603 05:40:02.118745    1610 kubelet.go:2902] "Container runtime network not ready"`,
+		`  Warning  NetworkNotReady  65s (x5 over 74s)  kubelet  network is not ready`,
+		`Events:`,
+		`  Type     Reason            Age   From               Message`,
+		`  ----     ------            ----  ----               -------`,
+		`  Warning  FailedScheduling  17m   default-scheduler  0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims.`,
+	})
+	if len(got) != 3 || !strings.HasPrefix(got[1], "Warning  NetworkNotReady") || !strings.HasPrefix(got[2], "Warning  FailedScheduling") {
+		t.Errorf("logEntries = %q, want the klog line and the two event rows", got)
+	}
+}

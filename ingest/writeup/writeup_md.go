@@ -1,0 +1,600 @@
+package writeup
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/text"
+
+	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/patterns"
+)
+
+var mdParser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser()
+
+// mdDoc collects what a walk over a write-up's AST finds.
+type mdDoc struct {
+	src      []byte
+	title    string
+	heads    []heading
+	blocks   []kb.Block
+	steps    []kb.Step
+	cands    []sigCandidate
+	refs     []kb.Ref
+	date     string
+	firstPar string
+}
+
+type heading struct {
+	level     int
+	text      string
+	kind      string // own or inherited meaning
+	options   bool   // a fix section that lists options
+	lineStart int    // offset of the heading's line
+	bodyStart int    // offset after the heading
+}
+
+// ParseMarkdown parses a Markdown write-up. name is the path as given; it
+// becomes the incident's source and, failing front matter and a library id,
+// its id.
+func ParseMarkdown(name string, data []byte) (*kb.Incident, error) {
+	inc, _, err := parseMarkdown(name, data)
+	return inc, err
+}
+
+// parseMarkdown parses a Markdown write-up and returns what it warns about
+// (front-matter fields it had to leave out).
+func parseMarkdown(name string, data []byte) (*kb.Incident, []string, error) {
+	fmSrc, body, _ := splitFrontMatter(data)
+	fm, err := parseFrontMatter(fmSrc)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := &mdDoc{src: body}
+	root := mdParser.Parse(text.NewReader(body))
+	if err := ast.Walk(root, d.visit); err != nil {
+		return nil, nil, err
+	}
+	inc := &kb.Incident{
+		Source: name, Format: "markdown", Body: string(data), Hash: contentHash(data),
+		Tags: normTags(fm.Tags), Services: dedupe(fm.Services), Severity: normSeverity(fm.Severity),
+		Likelihood: strings.ToLower(fm.Likelihood), TellApart: fm.TellApart,
+		Overlaps: fm.Overlaps, Causes: fm.Causes, Pins: fm.Pins, Examples: fm.Examples,
+		Counter: fm.Counter, Organisation: fm.Organisation, Extra: fm.Extra,
+		Logs: d.blocks, Runbook: d.steps, References: append(fm.Refs, d.refs...),
+		Duration: duration(fm.Date, fm.End),
+	}
+	inc.Title = firstNonEmpty(fm.Title, d.title, baseName(name))
+	inc.ID, err = writeupID(fm.ID, body, name, inc.Title)
+	if err != nil {
+		return nil, nil, err
+	}
+	inc.Date = normDate(firstNonEmpty(fm.Date, d.date))
+	d.fillSections(inc)
+	d.fillFromFrontMatter(inc, &fm)
+	d.fillFromProse(inc, root)
+	if inc.Summary == "" {
+		inc.Summary = trimLeadIn(d.firstPar)
+	}
+	cands := curated(fm.Signatures)
+	inc.Signatures, err = buildSignatures(inc.ID, inc.Pins, append(cands, d.cands...))
+	if err != nil {
+		return nil, nil, err
+	}
+	return inc, fm.Warnings, nil
+}
+
+// fillFromFrontMatter takes the parts the front matter gives and the
+// headings did not.
+func (d *mdDoc) fillFromFrontMatter(inc *kb.Incident, fm *frontMatter) {
+	if fm.Summary != "" {
+		inc.Summary = fm.Summary // the author's own summary beats a section's first lines
+	}
+	if inc.Impact == "" {
+		inc.Impact = fm.Impact
+	}
+	if inc.Fix == "" {
+		inc.Fix = fm.Fix
+	}
+	if inc.CauseFrom != kb.CauseFromSection && fm.RootCause != "" {
+		inc.RootCause, inc.CauseStatus, inc.CauseFrom = fm.RootCause, kb.CauseKnown, kb.CauseFromSection
+		if unknownCause(fm.RootCause) {
+			inc.RootCause, inc.CauseStatus, inc.CauseFrom = "", kb.CauseUnknown, kb.CauseFromStated
+		}
+	}
+}
+
+// fillFromProse finds in the sentences of the write-up the cause, fix,
+// prevention and impact that no heading or front-matter field gave.
+func (d *mdDoc) fillFromProse(inc *kb.Incident, root ast.Node) {
+	wantCause := inc.CauseFrom == kb.CauseFromNone
+	if !wantCause && inc.Fix != "" && inc.Prevention+inc.Lessons+inc.NextSteps != "" && inc.Impact != "" {
+		return
+	}
+	// Impact and prevention come from sentences only in a write-up without
+	// sections: in one with sections, a missing section means the author
+	// did not write that part, and any sentence found would be a guess.
+	structured := false
+	for _, h := range d.heads {
+		structured = structured || h.kind != ""
+	}
+	ss := proseSentences(root, d.src, d.sectionAt)
+	f := findProse(ss, wantCause, inc.Fix == "", !structured && inc.Prevention+inc.Lessons+inc.NextSteps == "", !structured && inc.Impact == "")
+	switch {
+	case f.cause != "":
+		inc.RootCause, inc.CauseSource, inc.CauseStatus, inc.CauseFrom = f.cause, f.cause, kb.CauseKnown, kb.CauseFromSentence
+	case f.causeStatedUnknown:
+		inc.CauseFrom = kb.CauseFromStated
+	}
+	if inc.Fix == "" {
+		inc.Fix = f.fix
+	}
+	if inc.Prevention == "" {
+		inc.Prevention = f.prevention
+	}
+	if inc.Impact == "" {
+		inc.Impact = f.impact
+	}
+}
+
+// sectionAt returns the kind of the section holding the byte offset.
+func (d *mdDoc) sectionAt(off int) string {
+	kind := ""
+	for _, h := range d.heads {
+		if h.lineStart > off {
+			break
+		}
+		kind = h.kind
+	}
+	return kind
+}
+
+func dedupe(list []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, s := range list {
+		if s = strings.TrimSpace(s); s != "" && !seen[strings.ToLower(s)] {
+			seen[strings.ToLower(s)] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	switch n := n.(type) {
+	case *ast.Heading:
+		d.addHeading(n)
+		return ast.WalkSkipChildren, nil
+	case *ast.FencedCodeBlock:
+		d.addCode(string(n.Language(d.src)), linesOf(n.Lines(), d.src))
+		return ast.WalkSkipChildren, nil
+	case *ast.CodeBlock:
+		d.addCode("", linesOf(n.Lines(), d.src))
+		return ast.WalkSkipChildren, nil
+	case *ast.Paragraph, *ast.TextBlock:
+		if inBlockquote(n) {
+			d.addQuotedBlock(n)
+		}
+		d.addProse(n)
+	case *ast.HTMLBlock:
+		if inBlockquote(n) {
+			d.addQuotedHTML(n)
+		}
+		return ast.WalkSkipChildren, nil
+	case *ast.Link:
+		if d.section().kind == KindReferences {
+			d.refs = append(d.refs, kb.Ref{Text: inlineText(n, d.src), URL: string(n.Destination)})
+		}
+	case *ast.AutoLink:
+		if d.section().kind == KindReferences {
+			u := string(n.URL(d.src))
+			d.refs = append(d.refs, kb.Ref{Text: u, URL: u})
+		}
+	}
+	return ast.WalkContinue, nil
+}
+
+func (d *mdDoc) section() heading {
+	if len(d.heads) == 0 {
+		return heading{}
+	}
+	return d.heads[len(d.heads)-1]
+}
+
+func (d *mdDoc) addHeading(n *ast.Heading) {
+	txt := strings.TrimSpace(inlineText(n, d.src))
+	lines := n.Lines()
+	start, end := 0, 0
+	if lines.Len() > 0 {
+		start, end = lines.At(0).Start, lines.At(lines.Len()-1).Stop
+	} else if len(d.heads) > 0 {
+		start, end = d.heads[len(d.heads)-1].bodyStart, d.heads[len(d.heads)-1].bodyStart
+	}
+	h := heading{level: n.Level, text: txt, lineStart: lineStartAt(d.src, start), bodyStart: lineEndAt(d.src, end)}
+	if n.Level == 1 && d.title == "" {
+		d.title = txt
+		d.heads = append(d.heads, h)
+		return
+	}
+	own, numbered := headingKind(txt)
+	parent := d.parentOf(n.Level)
+	switch {
+	case own != "":
+		h.kind = own
+		h.options = own == KindFix && isOptionsHeading(txt)
+	case parent != nil:
+		h.kind, h.options = parent.kind, parent.options
+	}
+	_ = numbered // numbered headings have no own meaning: they inherit, as above
+	d.heads = append(d.heads, h)
+}
+
+// parentOf returns the nearest earlier heading of a higher level.
+func (d *mdDoc) parentOf(level int) *heading {
+	for i := len(d.heads) - 1; i >= 0; i-- {
+		if d.heads[i].level < level {
+			return &d.heads[i]
+		}
+	}
+	return nil
+}
+
+func (d *mdDoc) addCode(lang string, lines []string) {
+	sec := d.section()
+	class := classifyBlock(lang, lines)
+	d.blocks = append(d.blocks, kb.Block{Section: sec.kind, Heading: sec.text, Lang: lang, Class: class, Lines: lines})
+	switch class {
+	case ClassLog:
+		for _, e := range logEntries(lines) {
+			d.addCandidate(e, sec.kind, 2)
+		}
+	case ClassCommands:
+		steps, output := commandsOf(lines)
+		for _, s := range steps {
+			d.steps = append(d.steps, kb.Step{Section: sec.kind, Heading: sec.text, Comment: s.comment, Command: s.command})
+		}
+		for _, e := range logEntries(output) {
+			d.addCandidate(e, sec.kind, 2)
+		}
+	}
+}
+
+func (d *mdDoc) addCandidate(s, section string, minTokens int) {
+	if errorText(s, minTokens) {
+		kind := kb.SigCode
+		if isEventLine(s) {
+			kind = kb.SigEvent
+		}
+		d.cands = append(d.cands, sigCandidate{text: s, kind: kind, section: section})
+	}
+}
+
+// inBlockquote reports whether n sits in a blockquote (at any depth).
+func inBlockquote(n ast.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if _, ok := p.(*ast.Blockquote); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// addQuotedBlock reads a paragraph of a blockquote as pasted log output:
+// people quote a log line as often as they fence it. Each line (wrapped
+// continuation lines joined) that reads like an error is a candidate, as a
+// log block's lines are; prose in a blockquote rarely does.
+func (d *mdDoc) addQuotedBlock(n ast.Node) {
+	lines := linesOf(n.Lines(), d.src)
+	sec := d.section()
+	var logs []string
+	for _, e := range logEntries(lines) {
+		e = strings.TrimSpace(strings.TrimLeft(e, "> "))
+		if isCommandLine(e) || !looksLogged(e) {
+			continue
+		}
+		before := len(d.cands)
+		d.addCandidate(e, sec.kind, 2)
+		if len(d.cands) > before {
+			logs = append(logs, e)
+		}
+	}
+	if len(logs) > 0 {
+		d.blocks = append(d.blocks, kb.Block{Section: sec.kind, Heading: sec.text, Lang: "quote", Class: ClassLog, Lines: logs})
+	}
+}
+
+// looksLogged tells a pasted log line from a sentence of prose quoted in a
+// blockquote: a log line has a prefix (level, timestamp, klog), an error
+// identifier, a colon-separated message, or no sentence ending.
+func looksLogged(s string) bool {
+	p := patterns.Prepare(s)
+	if p.Level > 0 || len(p.Text) < len(s) {
+		return true
+	}
+	t := strings.TrimSpace(s)
+	if strings.Contains(t, ": ") || strings.ContainsAny(t, "[]{}=_/") {
+		return true
+	}
+	return !strings.HasSuffix(t, ".") || len(strings.Fields(t)) <= 8
+}
+
+// addQuotedHTML reads raw HTML quoted in a blockquote (a server's error
+// page, "<h1>413 Request Entity Too Large</h1>") for its text lines.
+func (d *mdDoc) addQuotedHTML(n *ast.HTMLBlock) {
+	sec := d.section()
+	for _, l := range linesOf(n.Lines(), d.src) {
+		t := strings.TrimSpace(htmlTag.ReplaceAllString(strings.TrimLeft(l, "> "), " "))
+		if t == "" {
+			continue
+		}
+		d.addCandidate(strings.Join(strings.Fields(t), " "), sec.kind, 3)
+	}
+}
+
+var htmlTag = regexp.MustCompile(`<[^>]*>`)
+
+var dateLine = regexp.MustCompile(`(?i)\b(?:date|last updated|updated|occurred|incident date|when)\W{0,4}\s*(\d{4}-\d{2}-\d{2})`)
+
+// addProse looks at a paragraph: quoted error text and error-like inline
+// code become signatures; a "Date: 2024-01-02" line dates the incident.
+func (d *mdDoc) addProse(n ast.Node) {
+	raw := string(joinSegments(n.Lines(), d.src))
+	if d.firstPar == "" && len(d.heads) <= 1 {
+		d.firstPar = strings.TrimSpace(raw)
+	}
+	if d.date == "" {
+		if m := dateLine.FindStringSubmatch(raw); m != nil {
+			d.date = m[1]
+		}
+	}
+	sec := d.section().kind
+	for _, q := range quotedSpans(strings.ReplaceAll(raw, "\n", " ")) {
+		if errorText(q, 4) {
+			d.cands = append(d.cands, sigCandidate{text: q, kind: kb.SigQuote, section: sec})
+			d.blocks = append(d.blocks, kb.Block{Section: sec, Heading: d.section().text, Lang: "quote", Class: ClassLog, Lines: []string{q}})
+		}
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if cs, ok := c.(*ast.CodeSpan); ok {
+			t := inlineText(cs, d.src)
+			if !isCommandLine(t) && !strings.HasPrefix(strings.TrimSpace(t), "/") && errorText(t, 3) {
+				d.cands = append(d.cands, sigCandidate{text: t, kind: kb.SigQuote, section: sec})
+			}
+		}
+	}
+}
+
+// fillSections sets the incident's sections and the fields that come from
+// them. The last root-cause section is the root cause; earlier ones are
+// superseded guesses.
+func (d *mdDoc) fillSections(inc *kb.Incident) {
+	var causes, secondary []string
+	var fixes, options []string
+	text := make(map[string][]string)
+	for i, h := range d.heads {
+		end := len(d.src)
+		if i+1 < len(d.heads) {
+			end = d.heads[i+1].lineStart
+		}
+		body := strings.TrimSpace(string(d.src[min(h.bodyStart, end):end]))
+		inc.Sections = append(inc.Sections, kb.Section{Kind: h.kind, Heading: h.text, Level: h.level, Text: body})
+		if body == "" && h.kind != KindRootCause {
+			continue
+		}
+		own, _ := headingKind(h.text)
+		switch {
+		case h.kind == KindRootCause && own == KindRootCause && isSecondaryCause(h.text):
+			secondary = append(secondary, "**"+h.text+"**\n\n"+body)
+		case h.kind == KindRootCause && own == KindRootCause:
+			causes = append(causes, body)
+		case h.kind == KindRootCause && len(causes) > 0:
+			causes[len(causes)-1] = joinText(causes[len(causes)-1], subsection(h, body))
+		case h.kind == KindFix && h.options:
+			options = append(options, subsection(h, body))
+		case h.kind == KindFix:
+			fixes = append(fixes, subsection(h, body))
+		case h.kind != "":
+			text[h.kind] = append(text[h.kind], subsection(h, body))
+		}
+	}
+	inc.CauseStatus, inc.CauseFrom = kb.CauseKnown, kb.CauseFromSection
+	if len(causes) > 0 {
+		inc.RootCause = causes[len(causes)-1]
+		inc.Superseded = causes[:len(causes)-1]
+	}
+	for _, s := range secondary {
+		inc.RootCause = joinText(inc.RootCause, s)
+	}
+	switch {
+	case strings.TrimSpace(inc.RootCause) == "":
+		// No root-cause section: the prose may still say it (fillFromProse).
+		inc.RootCause, inc.CauseStatus, inc.CauseFrom = "", kb.CauseUnknown, kb.CauseFromNone
+	case unknownCause(inc.RootCause):
+		inc.RootCause, inc.CauseStatus, inc.CauseFrom = "", kb.CauseUnknown, kb.CauseFromStated
+	}
+	inc.Fix = strings.Join(fixes, "\n\n")
+	inc.FixOptions = strings.Join(options, "\n\n")
+	if inc.Fix == "" {
+		inc.Fix = inc.FixOptions
+	}
+	set := map[string]*string{
+		KindSummary: &inc.Summary, KindSymptoms: &inc.Symptoms, KindImpact: &inc.Impact,
+		KindWorkaround: &inc.Workaround, KindMonitoring: &inc.Monitoring, KindTimeline: &inc.Timeline,
+		KindLessons: &inc.Lessons, KindPrevention: &inc.Prevention, KindNextSteps: &inc.NextSteps,
+		KindAlternatives: &inc.Alternatives,
+	}
+	for kind, ptr := range set {
+		*ptr = strings.Join(text[kind], "\n\n")
+	}
+	if inc.Superseded == nil {
+		inc.Superseded = []string{}
+	}
+}
+
+// subsection prefixes a section's text with its heading when it is a
+// sub-section, so joined fields stay readable.
+func subsection(h heading, body string) string {
+	if h.level <= 2 || body == "" {
+		return body
+	}
+	return "**" + h.text + "**\n\n" + body
+}
+
+func joinText(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+// writeupID picks the incident id: front matter, else a library id leading
+// the first line, else the file name. A write-up without a file name (an
+// upload of a bare body, a pasted form) is named from its content: a slug of
+// its title and a short hash of its text, so two different uploads never
+// share an id and the same upload twice gets the same one.
+func writeupID(fmID string, body []byte, name, title string) (string, error) {
+	if fmID != "" {
+		if !validID(fmID) {
+			return "", fmt.Errorf("front matter id %q: use letters, digits, '.', '_' and '-'", fmID)
+		}
+		return fmID, nil
+	}
+	first := body
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	if m := libraryID.FindSubmatch(bytes.TrimLeft(first, "# ")); m != nil {
+		return string(m[1]), nil
+	}
+	if baseName(name) != "" {
+		return slug(baseName(name)), nil
+	}
+	t := slug(strings.ToLower(title))
+	if len(t) > 60 {
+		t = strings.TrimRight(t[:60], "-._")
+	}
+	return t + "-" + contentHash(body)[:8], nil
+}
+
+var libraryID = regexp.MustCompile(`^([A-Z][A-Z0-9]{0,7}-\d{1,7})\b`)
+
+func validID(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return s[0] != '.' && s[0] != '-'
+}
+
+// slug turns a file name into a valid id.
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		ok := r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_')
+		switch {
+		case ok:
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	out := strings.Trim(b.String(), "-.")
+	if out == "" {
+		return "incident"
+	}
+	if len(out) > 200 {
+		out = out[:200]
+	}
+	return out
+}
+
+func linesOf(segs *text.Segments, src []byte) []string {
+	out := make([]string, 0, segs.Len())
+	for i := 0; i < segs.Len(); i++ {
+		s := segs.At(i)
+		out = append(out, strings.TrimRight(string((&s).Value(src)), "\r\n"))
+	}
+	return out
+}
+
+func joinSegments(segs *text.Segments, src []byte) []byte {
+	var b bytes.Buffer
+	for i := 0; i < segs.Len(); i++ {
+		s := segs.At(i)
+		b.Write((&s).Value(src))
+	}
+	return b.Bytes()
+}
+
+// inlineText returns the plain text of an inline container (heading, link).
+func inlineText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch c := c.(type) {
+		case *ast.Text:
+			b.Write(c.Segment.Value(src))
+			if c.SoftLineBreak() || c.HardLineBreak() {
+				b.WriteByte(' ')
+			}
+		case *ast.String:
+			b.Write(c.Value)
+		case *ast.CodeSpan:
+			for g := c.FirstChild(); g != nil; g = g.NextSibling() {
+				if t, ok := g.(*ast.Text); ok {
+					b.Write(t.Segment.Value(src))
+				}
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return b.String()
+}
+
+func lineStartAt(src []byte, off int) int {
+	off = min(off, len(src))
+	for off > 0 && src[off-1] != '\n' {
+		off--
+	}
+	return off
+}
+
+// lineEndAt returns the offset after the line holding off, skipping a
+// setext underline that follows it.
+func lineEndAt(src []byte, off int) int {
+	off = min(off, len(src))
+	i := bytes.IndexByte(src[off:], '\n')
+	if i < 0 {
+		return len(src)
+	}
+	next := off + i + 1
+	if j := bytes.IndexByte(src[next:], '\n'); j >= 0 {
+		if u := bytes.TrimSpace(src[next : next+j]); len(u) > 0 && (bytes.Trim(u, "=") == nil || len(bytes.Trim(u, "=")) == 0 || len(bytes.Trim(u, "-")) == 0) {
+			return next + j + 1
+		}
+	}
+	return next
+}
