@@ -212,14 +212,17 @@ func (r *Runtime) process(ctx context.Context, b *queue.Batch, ticket uint64, ds
 	if err := r.waitTurn(ctx, ticket); err != nil {
 		return dst, err
 	}
+	// Unmatched lines go first, in the same turn: a sink that publishes a
+	// batch's results as one message (a scaled-out worker) takes them with
+	// the matches that follow.
+	if len(unmatched) > 0 {
+		r.opts.Unmatched.Observe(unmatched)
+	}
 	err := r.opts.Sink.Observe(ctx, obs, b.Checkpoint, func() {
 		if err := b.Ack(context.WithoutCancel(ctx)); err != nil {
 			r.log.Warn("acknowledge batch", "err", err)
 		}
 	})
-	if err == nil && len(unmatched) > 0 {
-		r.opts.Unmatched.Observe(unmatched)
-	}
 	r.doneTurn()
 	if err != nil {
 		return dst, err

@@ -1,14 +1,18 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/incidex/incidex/ingest/decode"
+	"github.com/incidex/incidex/ingest/queue"
 )
 
 // handleIngestFormat serves POST /ingest/v1/{format}.
@@ -30,14 +34,18 @@ func (s *Server) handleIngest(format string) gin.HandlerFunc {
 			s.writeError(c, errDraining)
 			return
 		}
-		res, err := s.decodeRequest(c, f)
+		res, key, err := s.decodeRequest(c, f)
 		if err != nil {
 			s.metrics.rejectedRequests.WithLabelValues(string(f)).Inc()
 			s.writeError(c, err)
 			return
 		}
 		if len(res.Records) > 0 {
-			if err := s.queue.Enqueue(c.Request.Context(), res.Records); err != nil {
+			ctx := c.Request.Context()
+			if key != "" {
+				ctx = queue.WithKey(ctx, key)
+			}
+			if err := s.queue.Enqueue(ctx, res.Records); err != nil {
 				s.metrics.refused.WithLabelValues(string(res.Format)).Add(float64(len(res.Records)))
 				s.writeError(c, err)
 				return
@@ -62,19 +70,38 @@ func (s *Server) handleIngest(format string) gin.HandlerFunc {
 
 // decodeRequest reads the body within the compressed-size limit and hands
 // it to the decoders.
-func (s *Server) decodeRequest(c *gin.Context, f decode.Format) (decode.Result, error) {
+func (s *Server) decodeRequest(c *gin.Context, f decode.Format) (decode.Result, string, error) {
 	r := c.Request
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxCompressedBytes+1))
 	if err != nil {
-		return decode.Result{}, fmt.Errorf("read body: %w", errBadRequest)
+		return decode.Result{}, "", fmt.Errorf("read body: %w", errBadRequest)
 	}
 	if int64(len(body)) > s.opts.MaxCompressedBytes {
-		return decode.Result{}, fmt.Errorf("body is over the %d-byte limit: %w", s.opts.MaxCompressedBytes, decode.ErrTooLarge)
+		return decode.Result{}, "", fmt.Errorf("body is over the %d-byte limit: %w", s.opts.MaxCompressedBytes, decode.ErrTooLarge)
 	}
-	return decode.Receive(decode.Request{
+	now := s.opts.Now().UTC()
+	res, err := decode.Receive(decode.Request{
 		Format: f, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), ContentEncoding: r.Header.Get("Content-Encoding"),
-		UserAgent: r.UserAgent(), Tag: r.Header.Get("X-Fluent-Tag"), Body: body, Now: s.opts.Now(),
+		UserAgent: r.UserAgent(), Tag: r.Header.Get("X-Fluent-Tag"), Body: body, Now: now,
 	}, s.opts.Limits)
+	return res, requestKey(f, body, res, now), err
+}
+
+// requestKey is the idempotency key of a request (queue.WithKey): a hash of
+// the route's format and the body as sent, so a sender's retry of the same
+// body is recognised. Only when every record carries its own time: a body
+// without times (plain text, say) can legitimately be sent twice.
+func requestKey(f decode.Format, body []byte, res decode.Result, received time.Time) string {
+	for _, r := range res.Records {
+		if r.Time.Equal(received) { // the decoder's default: the body gave none
+			return ""
+		}
+	}
+	h := sha256.New()
+	h.Write([]byte(f))
+	h.Write([]byte{0})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 func firstOr(errs []string) string {

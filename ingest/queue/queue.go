@@ -156,3 +156,20 @@ func (q *MemQueue) Len() int {
 
 // Cap returns the queue's capacity in records.
 func (q *MemQueue) Cap() int { return len(q.buf) }
+
+type keyCtx struct{}
+
+// WithKey returns ctx carrying the idempotency key of the request whose
+// records are being enqueued: the same key means the same records (a
+// sender's retry of one body), so a queue that deduplicates (JetStream)
+// drops the second copy. Queues that do not deduplicate ignore it. Leave
+// it unset where identical bodies can legitimately repeat.
+func WithKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, keyCtx{}, key)
+}
+
+// KeyFrom returns the idempotency key set by WithKey, or "".
+func KeyFrom(ctx context.Context) string {
+	k, _ := ctx.Value(keyCtx{}).(string)
+	return k
+}
