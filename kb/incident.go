@@ -85,11 +85,30 @@ type Incident struct {
 
 // Section is a section of a write-up with the meaning its heading was given.
 type Section struct {
-	Kind    string `json:"kind"` // see the Kind* constants in ingest; "" when not recognised
+	Kind    string `json:"kind"` // one of the Section* kinds below; "" when not recognised
 	Heading string `json:"heading"`
 	Level   int    `json:"level"`
 	Text    string `json:"text"` // the section's own Markdown, without sub-sections
 }
+
+// Section kinds (Section.Kind): the meaning the write-up parser gave a
+// heading, or a part found by its sentences in a write-up without headings.
+const (
+	SectionSummary      = "summary"
+	SectionSymptoms     = "symptoms"
+	SectionImpact       = "impact"
+	SectionRootCause    = "root_cause"
+	SectionFix          = "fix"
+	SectionWorkaround   = "workaround"
+	SectionRunbook      = "runbook"
+	SectionMonitoring   = "monitoring"
+	SectionTimeline     = "timeline"
+	SectionLessons      = "lessons"
+	SectionPrevention   = "prevention"
+	SectionNextSteps    = "next_steps"
+	SectionReferences   = "references"
+	SectionAlternatives = "alternatives"
+)
 
 // Field is a key and its value as the write-up gave them.
 type Field struct {

@@ -111,7 +111,9 @@ func firstOr(errs []string) string {
 	return errs[0]
 }
 
-// Elasticsearch compatibility probes (FORMATS.md §7.3).
+// Elasticsearch compatibility probes: shippers that speak the bulk API
+// (Fluent Bit, Vector, Logstash, Filebeat) first check that a cluster
+// answers GET / with a version, HEAD /, _nodes and _cluster/health.
 
 func (s *Server) handleESHead(c *gin.Context) {
 	c.Header("X-Elastic-Product", "Elasticsearch")

@@ -9,7 +9,7 @@ import (
 	"github.com/klauspost/compress/snappy"
 )
 
-// Detect picks the format of a request (FORMATS.md §10): by path first, then by
+// Detect picks the format of a request for the auto route: by path first, then by
 // Content-Type, then by sniffing the first JSON value of the body; anything else is text.
 func Detect(req Request) Format {
 	if f := detectPath(req.Path); f != FormatAuto {

@@ -3,24 +3,8 @@ package writeup
 import (
 	"strings"
 	"unicode"
-)
 
-// Section kinds: the meaning of a write-up heading.
-const (
-	KindSummary      = "summary"
-	KindSymptoms     = "symptoms"
-	KindImpact       = "impact"
-	KindRootCause    = "root_cause"
-	KindFix          = "fix"
-	KindWorkaround   = "workaround"
-	KindRunbook      = "runbook"
-	KindMonitoring   = "monitoring"
-	KindTimeline     = "timeline"
-	KindLessons      = "lessons"
-	KindPrevention   = "prevention"
-	KindNextSteps    = "next_steps"
-	KindReferences   = "references"
-	KindAlternatives = "alternatives"
+	"github.com/incidex/incidex/kb"
 )
 
 // headingRules map words in a heading to its meaning. The first rule with a
@@ -30,23 +14,23 @@ var headingRules = []struct {
 	kind    string
 	phrases []string
 }{
-	{KindNextSteps, []string{"next step", "next steps", "action items", "action item", "follow-up", "follow-ups", "follow up", "follow ups", "followup", "followups", "todo", "to do", "what we are doing", "what we re doing", "what we will do"}},
-	{KindPrevention, []string{"next time", "never again", "preventing recurrence", "avoiding recurrence", "preventive", "preventative"}},
-	{KindRootCause, []string{"root cause", "root causes", "rca", "cause", "causes", "why", "why it happened", "contributing factor", "contributing factors",
+	{kb.SectionNextSteps, []string{"next step", "next steps", "action items", "action item", "follow-up", "follow-ups", "follow up", "follow ups", "followup", "followups", "todo", "to do", "what we are doing", "what we re doing", "what we will do"}},
+	{kb.SectionPrevention, []string{"next time", "never again", "preventing recurrence", "avoiding recurrence", "preventive", "preventative"}},
+	{kb.SectionRootCause, []string{"root cause", "root causes", "rca", "cause", "causes", "why", "why it happened", "contributing factor", "contributing factors",
 		"what went wrong", "went wrong", "trigger", "triggers", "triggering event", "what caused it", "what broke", "causal factors"}},
-	{KindWorkaround, []string{"workaround", "work around", "mitigation", "mitigate", "mitigations", "temporary fix", "stopgap"}},
-	{KindFix, []string{"fix", "fixes", "fixed", "the fix", "resolution", "resolve", "resolved", "solution", "solutions", "remediation", "remediations", "what fixed it",
+	{kb.SectionWorkaround, []string{"workaround", "work around", "mitigation", "mitigate", "mitigations", "temporary fix", "stopgap"}},
+	{kb.SectionFix, []string{"fix", "fixes", "fixed", "the fix", "resolution", "resolve", "resolved", "solution", "solutions", "remediation", "remediations", "what fixed it",
 		"repair", "recovery", "how we got out of it", "got out of it", "how we fixed it", "how it was fixed", "how we recovered", "restoration", "restoring service"}},
-	{KindSymptoms, []string{"symptom", "symptoms", "what we saw", "detection", "detected", "signs", "error message", "error messages", "pod events", "observed behavior", "observed behaviour", "alerts", "how it shows", "errors seen", "how we noticed", "how it was noticed"}},
-	{KindImpact, []string{"impact", "customer impact", "user impact", "blast radius", "who was affected", "what was affected"}},
-	{KindTimeline, []string{"timeline", "chronology", "sequence of events", "timeline of events"}},
-	{KindLessons, []string{"lesson", "lessons", "lessons learned", "lessons learnt", "takeaway", "takeaways", "learnings", "learned", "learnt", "retrospective", "what went well", "what went badly", "what didn t go well", "what we learned"}},
-	{KindPrevention, []string{"prevention", "prevent", "preventing", "avoiding it", "avoid", "hardening"}},
-	{KindMonitoring, []string{"monitoring", "monitor", "verification", "verify", "validation", "validate", "alerting"}},
-	{KindRunbook, []string{"investigation", "investigating", "runbook", "troubleshooting", "troubleshoot", "steps", "diagnosis", "diagnose", "diagnostics", "how to confirm", "confirm", "confirming", "debugging", "debug", "triage"}},
-	{KindReferences, []string{"references", "reference", "links", "see also", "further reading", "resources", "sources"}},
-	{KindAlternatives, []string{"alternatives", "alternative causes", "other causes", "telling it apart", "tell apart", "related incidents", "differential", "similar incidents", "overlaps"}},
-	{KindSummary, []string{"summary", "problem", "problem summary", "overview", "description", "what happened", "background", "context", "tl;dr", "tldr", "incident summary", "executive summary", "the incident"}},
+	{kb.SectionSymptoms, []string{"symptom", "symptoms", "what we saw", "detection", "detected", "signs", "error message", "error messages", "pod events", "observed behavior", "observed behaviour", "alerts", "how it shows", "errors seen", "how we noticed", "how it was noticed"}},
+	{kb.SectionImpact, []string{"impact", "customer impact", "user impact", "blast radius", "who was affected", "what was affected"}},
+	{kb.SectionTimeline, []string{"timeline", "chronology", "sequence of events", "timeline of events"}},
+	{kb.SectionLessons, []string{"lesson", "lessons", "lessons learned", "lessons learnt", "takeaway", "takeaways", "learnings", "learned", "learnt", "retrospective", "what went well", "what went badly", "what didn t go well", "what we learned"}},
+	{kb.SectionPrevention, []string{"prevention", "prevent", "preventing", "avoiding it", "avoid", "hardening"}},
+	{kb.SectionMonitoring, []string{"monitoring", "monitor", "verification", "verify", "validation", "validate", "alerting"}},
+	{kb.SectionRunbook, []string{"investigation", "investigating", "runbook", "troubleshooting", "troubleshoot", "steps", "diagnosis", "diagnose", "diagnostics", "how to confirm", "confirm", "confirming", "debugging", "debug", "triage"}},
+	{kb.SectionReferences, []string{"references", "reference", "links", "see also", "further reading", "resources", "sources"}},
+	{kb.SectionAlternatives, []string{"alternatives", "alternative causes", "other causes", "telling it apart", "tell apart", "related incidents", "differential", "similar incidents", "overlaps"}},
+	{kb.SectionSummary, []string{"summary", "problem", "problem summary", "overview", "description", "what happened", "background", "context", "tl;dr", "tldr", "incident summary", "executive summary", "the incident"}},
 }
 
 // isSecondaryCause reports a root-cause heading that names a part of the

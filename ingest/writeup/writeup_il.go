@@ -105,16 +105,16 @@ func parseEntry(name string, lines []string) libEntry {
 	inc.Symptoms = strings.Join(symptoms, "\n")
 	inc.Title = libraryTitle(inc, symptoms)
 	for _, s := range []struct{ kind, heading, text string }{
-		{KindSummary, "Summary", inc.Summary}, {"", "Details", details}, {KindSymptoms, "Symptoms", inc.Symptoms},
-		{KindRootCause, "Root cause", inc.RootCause}, {KindTimeline, "Timeline", inc.Timeline},
-		{KindLessons, "Lessons", inc.Lessons},
+		{kb.SectionSummary, "Summary", inc.Summary}, {"", "Details", details}, {kb.SectionSymptoms, "Symptoms", inc.Symptoms},
+		{kb.SectionRootCause, "Root cause", inc.RootCause}, {kb.SectionTimeline, "Timeline", inc.Timeline},
+		{kb.SectionLessons, "Lessons", inc.Lessons},
 	} {
 		if s.text != "" {
 			inc.Sections = append(inc.Sections, kb.Section{Kind: s.kind, Heading: s.heading, Level: 2, Text: s.text})
 		}
 	}
 	if inc.CauseStatus == kb.CauseUnknown {
-		inc.Sections = append(inc.Sections, kb.Section{Kind: KindRootCause, Heading: "Root cause", Level: 2, Text: "Not stated"})
+		inc.Sections = append(inc.Sections, kb.Section{Kind: kb.SectionRootCause, Heading: "Root cause", Level: 2, Text: "Not stated"})
 	}
 	return e
 }
@@ -160,8 +160,8 @@ func (e *libEntry) addQuotes(t string) {
 		if !errorText(q, 4) {
 			continue
 		}
-		e.quotes = append(e.quotes, sigCandidate{text: q, kind: kb.SigQuote, section: KindSummary})
-		e.Logs = append(e.Logs, kb.Block{Section: KindSummary, Heading: "Summary", Lang: "quote", Class: ClassLog, Lines: []string{q}})
+		e.quotes = append(e.quotes, sigCandidate{text: q, kind: kb.SigQuote, section: kb.SectionSummary})
+		e.Logs = append(e.Logs, kb.Block{Section: kb.SectionSummary, Heading: "Summary", Lang: "quote", Class: ClassLog, Lines: []string{q}})
 	}
 }
 

@@ -191,11 +191,11 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		}
 		return ast.WalkSkipChildren, nil
 	case *ast.Link:
-		if d.section().kind == KindReferences {
+		if d.section().kind == kb.SectionReferences {
 			d.refs = append(d.refs, kb.Ref{Text: inlineText(n, d.src), URL: string(n.Destination)})
 		}
 	case *ast.AutoLink:
-		if d.section().kind == KindReferences {
+		if d.section().kind == kb.SectionReferences {
 			u := string(n.URL(d.src))
 			d.refs = append(d.refs, kb.Ref{Text: u, URL: u})
 		}
@@ -230,7 +230,7 @@ func (d *mdDoc) addHeading(n *ast.Heading) {
 	switch {
 	case own != "":
 		h.kind = own
-		h.options = own == KindFix && isOptionsHeading(txt)
+		h.options = own == kb.SectionFix && isOptionsHeading(txt)
 	case parent != nil:
 		h.kind, h.options = parent.kind, parent.options
 	}
@@ -387,20 +387,20 @@ func (d *mdDoc) fillSections(inc *kb.Incident) {
 		}
 		body := strings.TrimSpace(string(d.src[min(h.bodyStart, end):end]))
 		inc.Sections = append(inc.Sections, kb.Section{Kind: h.kind, Heading: h.text, Level: h.level, Text: body})
-		if body == "" && h.kind != KindRootCause {
+		if body == "" && h.kind != kb.SectionRootCause {
 			continue
 		}
 		own, _ := headingKind(h.text)
 		switch {
-		case h.kind == KindRootCause && own == KindRootCause && isSecondaryCause(h.text):
+		case h.kind == kb.SectionRootCause && own == kb.SectionRootCause && isSecondaryCause(h.text):
 			secondary = append(secondary, "**"+h.text+"**\n\n"+body)
-		case h.kind == KindRootCause && own == KindRootCause:
+		case h.kind == kb.SectionRootCause && own == kb.SectionRootCause:
 			causes = append(causes, body)
-		case h.kind == KindRootCause && len(causes) > 0:
+		case h.kind == kb.SectionRootCause && len(causes) > 0:
 			causes[len(causes)-1] = joinText(causes[len(causes)-1], subsection(h, body))
-		case h.kind == KindFix && h.options:
+		case h.kind == kb.SectionFix && h.options:
 			options = append(options, subsection(h, body))
-		case h.kind == KindFix:
+		case h.kind == kb.SectionFix:
 			fixes = append(fixes, subsection(h, body))
 		case h.kind != "":
 			text[h.kind] = append(text[h.kind], subsection(h, body))
@@ -427,10 +427,10 @@ func (d *mdDoc) fillSections(inc *kb.Incident) {
 		inc.Fix = inc.FixOptions
 	}
 	set := map[string]*string{
-		KindSummary: &inc.Summary, KindSymptoms: &inc.Symptoms, KindImpact: &inc.Impact,
-		KindWorkaround: &inc.Workaround, KindMonitoring: &inc.Monitoring, KindTimeline: &inc.Timeline,
-		KindLessons: &inc.Lessons, KindPrevention: &inc.Prevention, KindNextSteps: &inc.NextSteps,
-		KindAlternatives: &inc.Alternatives,
+		kb.SectionSummary: &inc.Summary, kb.SectionSymptoms: &inc.Symptoms, kb.SectionImpact: &inc.Impact,
+		kb.SectionWorkaround: &inc.Workaround, kb.SectionMonitoring: &inc.Monitoring, kb.SectionTimeline: &inc.Timeline,
+		kb.SectionLessons: &inc.Lessons, kb.SectionPrevention: &inc.Prevention, kb.SectionNextSteps: &inc.NextSteps,
+		kb.SectionAlternatives: &inc.Alternatives,
 	}
 	for kind, ptr := range set {
 		*ptr = strings.Join(text[kind], "\n\n")

@@ -1,5 +1,9 @@
 package kb
 
+// This file is the search index's text analysis: the bleve tokenizers and
+// analyzers for log text and queries, and the highlighter that marks matched
+// terms. (The Analyze page is server/analyze_page.go.)
+
 import (
 	"strings"
 	"unicode"
