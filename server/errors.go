@@ -55,7 +55,7 @@ func (s *Server) errorResponse(c *gin.Context, err error) (int, errorBody) {
 		return http.StatusNotFound, msgBody(err.Error())
 	case errors.Is(err, decode.ErrUnknownFormat):
 		return http.StatusNotFound, msgBody(err.Error())
-	case errors.Is(err, queue.ErrFull), errors.Is(err, queue.ErrClosed), errors.Is(err, errDraining), errors.Is(err, kb.ErrIndexLocked):
+	case errors.Is(err, queue.ErrFull), errors.Is(err, queue.ErrClosed), errors.Is(err, queue.ErrUnavailable), errors.Is(err, errDraining), errors.Is(err, kb.ErrIndexLocked):
 		c.Header("Retry-After", retryAfter(s.opts.RetryAfter))
 		return http.StatusServiceUnavailable, msgBody(err.Error())
 	default:

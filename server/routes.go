@@ -26,31 +26,16 @@ func (s *Server) routes() *gin.Engine {
 	r.GET("/readyz", s.handleReadyz)
 	r.GET("/metrics", s.handleMetrics)
 
-	// Webhook: explicit routes per format, an auto-detecting one, and the
-	// senders' native paths.
-	ing := r.Group("", s.auth(scopeIngest))
-	ing.POST("/ingest/v1", s.handleIngest(""))
-	ing.PUT("/ingest/v1", s.handleIngest(""))
-	ing.POST("/ingest/v1/:format", s.handleIngestFormat)
-	ing.PUT("/ingest/v1/:format", s.handleIngestFormat)
-	ing.POST("/loki/api/v1/push", s.handleIngest("loki"))
-	ing.POST("/v1/logs", s.handleIngest("otlp"))
-	ing.POST("/_bulk", s.handleIngest("elasticsearch"))
-	ing.PUT("/_bulk", s.handleIngest("elasticsearch"))
-	ing.POST("/:index/_bulk", s.handleIngest("elasticsearch"))
-	ing.PUT("/:index/_bulk", s.handleIngest("elasticsearch"))
-	// Elasticsearch probes that Logstash, Filebeat and Vector make first.
-	ing.HEAD("/", s.handleESHead)
-	ing.GET("/_nodes/http", s.handleESNodes)
-	ing.GET("/_cluster/health", s.handleESHealth)
-	ing.GET("/_license", s.handleESEmpty)
-	ing.GET("/_xpack", s.handleESEmpty)
-	ing.GET("/_index_template/*name", s.handleESEmpty)
-	ing.PUT("/_index_template/*name", s.handleESEmpty)
-	ing.GET("/_ilm/*path", s.handleESEmpty)
-	ing.PUT("/_ilm/*path", s.handleESEmpty)
-
+	// GET / is the web UI for browsers and the Elasticsearch root for log shippers.
+	r.GET("/", s.handleRoot)
+	if s.queue != nil {
+		s.ingestRoutes(r)
+	}
+	if s.kb == nil {
+		return r // a webhook receiver: no API, no pages
+	}
 	read := r.Group("/api/v1", s.sameOrigin(), s.auth(scopeRead))
+
 	read.GET("/search", s.handleSearch)
 	read.GET("/incidents", s.handleListIncidents)
 	read.GET("/incidents/:id", s.handleGetIncident)
@@ -72,12 +57,37 @@ func (s *Server) routes() *gin.Engine {
 	admin.POST("/patterns/:id/promote", s.needEmerging, s.handlePromotePattern)
 	admin.POST("/feedback", s.handleAddFeedback)
 
-	// GET / is the web UI for browsers and the Elasticsearch root for log shippers.
-	r.GET("/", s.handleRoot)
 	if s.web != nil {
 		s.pageRoutes(r)
 	}
 	return r
+}
+
+// ingestRoutes lists the webhook: explicit routes per format, an
+// auto-detecting one, the senders' native paths and the Elasticsearch
+// probes.
+func (s *Server) ingestRoutes(r *gin.Engine) {
+	ing := r.Group("", s.auth(scopeIngest))
+	ing.POST("/ingest/v1", s.handleIngest(""))
+	ing.PUT("/ingest/v1", s.handleIngest(""))
+	ing.POST("/ingest/v1/:format", s.handleIngestFormat)
+	ing.PUT("/ingest/v1/:format", s.handleIngestFormat)
+	ing.POST("/loki/api/v1/push", s.handleIngest("loki"))
+	ing.POST("/v1/logs", s.handleIngest("otlp"))
+	ing.POST("/_bulk", s.handleIngest("elasticsearch"))
+	ing.PUT("/_bulk", s.handleIngest("elasticsearch"))
+	ing.POST("/:index/_bulk", s.handleIngest("elasticsearch"))
+	ing.PUT("/:index/_bulk", s.handleIngest("elasticsearch"))
+	// Elasticsearch probes that Logstash, Filebeat and Vector make first.
+	ing.HEAD("/", s.handleESHead)
+	ing.GET("/_nodes/http", s.handleESNodes)
+	ing.GET("/_cluster/health", s.handleESHealth)
+	ing.GET("/_license", s.handleESEmpty)
+	ing.GET("/_xpack", s.handleESEmpty)
+	ing.GET("/_index_template/*name", s.handleESEmpty)
+	ing.PUT("/_index_template/*name", s.handleESEmpty)
+	ing.GET("/_ilm/*path", s.handleESEmpty)
+	ing.PUT("/_ilm/*path", s.handleESEmpty)
 }
 
 // pageRoutes lists the web pages. Forms that change something carry a
@@ -111,5 +121,7 @@ func (s *Server) pageRoutes(r *gin.Engine) {
 	admin.POST("/feedback", s.handleFeedbackPage)
 	// With POST routes under /incidents/, gin no longer falls back to
 	// /:index/_bulk for an Elasticsearch index named "incidents".
-	r.POST("/incidents/_bulk", s.auth(scopeIngest), s.handleIngest("elasticsearch"))
+	if s.queue != nil {
+		r.POST("/incidents/_bulk", s.auth(scopeIngest), s.handleIngest("elasticsearch"))
+	}
 }

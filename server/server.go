@@ -51,6 +51,12 @@ type Options struct {
 	Mode string
 	// Web renders the pages; nil serves the API and webhook only.
 	Web *web.Engine
+	// PublicURL is where people reach the UI; a receiver (no KB) redirects
+	// a browser's GET / there.
+	PublicURL string
+	// Ready, when set, is an extra readiness check for /readyz (a receiver:
+	// NATS connected and the stream not full).
+	Ready func() error
 }
 
 // Server holds the dependencies of the handlers.

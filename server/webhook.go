@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -31,6 +32,7 @@ func (s *Server) handleIngest(format string) gin.HandlerFunc {
 			return
 		}
 		if s.draining.Load() {
+			s.metrics.unavailable.WithLabelValues("draining").Inc()
 			s.writeError(c, errDraining)
 			return
 		}
@@ -47,6 +49,7 @@ func (s *Server) handleIngest(format string) gin.HandlerFunc {
 			}
 			if err := s.queue.Enqueue(ctx, res.Records); err != nil {
 				s.metrics.refused.WithLabelValues(string(res.Format)).Add(float64(len(res.Records)))
+				s.metrics.unavailable.WithLabelValues(refusalCause(err)).Inc()
 				s.writeError(c, err)
 				return
 			}
@@ -104,6 +107,19 @@ func requestKey(f decode.Format, body []byte, res decode.Result, received time.T
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// refusalCause names why the queue refused a request, for the 503 metric.
+func refusalCause(err error) string {
+	switch {
+	case errors.Is(err, queue.ErrFull):
+		return "queue_full"
+	case errors.Is(err, queue.ErrClosed):
+		return "draining"
+	case errors.Is(err, queue.ErrUnavailable):
+		return "queue_unavailable"
+	}
+	return "error"
+}
+
 func firstOr(errs []string) string {
 	if len(errs) == 0 {
 		return ""
@@ -149,6 +165,11 @@ func (s *Server) handleESEmpty(c *gin.Context) {
 // probing for a cluster, the web UI to everyone else (browsers, curl).
 func (s *Server) handleRoot(c *gin.Context) {
 	c.Header("Vary", "Accept, User-Agent, X-Elastic-Client-Meta")
+	if s.kb == nil && s.opts.PublicURL != "" && !esClient(c.Request) {
+		// A receiver has no pages: send people to the writer's UI.
+		c.Redirect(http.StatusFound, s.opts.PublicURL)
+		return
+	}
 	if s.web == nil || esClient(c.Request) {
 		s.esInfo(c)
 		return

@@ -66,6 +66,9 @@ func (b *Batch) Ack(ctx context.Context) error {
 var (
 	ErrFull   = errors.New("queue is full")
 	ErrClosed = errors.New("queue is closed")
+	// ErrUnavailable means a distributed queue cannot be reached (or did not
+	// confirm in time): nothing is accepted, the sender should retry.
+	ErrUnavailable = errors.New("queue is unavailable")
 )
 
 // MemQueue is a bounded in-memory queue. Guarantee: at most once. Records
