@@ -87,14 +87,23 @@ func (s *Server) decodeRequest(c *gin.Context, f decode.Format) (decode.Result, 
 		Format: f, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), ContentEncoding: r.Header.Get("Content-Encoding"),
 		UserAgent: r.UserAgent(), Tag: r.Header.Get("X-Fluent-Tag"), Body: body, Now: now,
 	}, s.opts.Limits)
-	return res, requestKey(f, body, res, now), err
+	if err != nil || !dedupes(s.queue) {
+		return res, "", err
+	}
+	return res, requestKey(f, res, now), nil
+}
+
+// dedupes reports whether q drops a repeated request key (JetStream does).
+func dedupes(q queue.Queue) bool {
+	d, ok := q.(interface{ Dedupes() bool })
+	return ok && d.Dedupes()
 }
 
 // requestKey is the idempotency key of a request (queue.WithKey): a hash of
-// the route's format and the body as sent, so a sender's retry of the same
-// body is recognised. Only when every record carries its own time: a body
-// without times (plain text, say) can legitimately be sent twice.
-func requestKey(f decode.Format, body []byte, res decode.Result, received time.Time) string {
+// the route's format and the decompressed body, so a sender's retry of the
+// same body is recognised. Only when every record carries its own time: a
+// body without times (plain text, say) can legitimately be sent twice.
+func requestKey(f decode.Format, res decode.Result, received time.Time) string {
 	for _, r := range res.Records {
 		if r.Time.Equal(received) { // the decoder's default: the body gave none
 			return ""
@@ -103,7 +112,7 @@ func requestKey(f decode.Format, body []byte, res decode.Result, received time.T
 	h := sha256.New()
 	h.Write([]byte(f))
 	h.Write([]byte{0})
-	h.Write(body)
+	h.Write(res.Body)
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 

@@ -42,6 +42,9 @@ type Result struct {
 	Errors []string
 	// Bulk has one item per Elasticsearch bulk action, in order; nil for other formats.
 	Bulk []BulkItem
+	// Body is the decompressed body the records came from (set by Receive),
+	// so that a caller can recognise a retry of the same request.
+	Body []byte `json:"-"`
 }
 
 // BulkItem is the outcome of one Elasticsearch bulk action, for the bulk response.
@@ -95,7 +98,9 @@ func Receive(req Request, lim Limits) (Result, error) {
 	if len(bytes.TrimSpace(req.Body)) == 0 && !req.Format.emptyBodyOK() {
 		return Result{Format: req.Format}, fmt.Errorf("empty body: %w", ErrMalformed)
 	}
-	return Decode(req, lim)
+	res, err := Decode(req, lim)
+	res.Body = req.Body
+	return res, err
 }
 
 // Decode decodes req.Body as req.Format, detecting the format when it is FormatAuto.
