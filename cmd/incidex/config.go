@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -45,6 +46,14 @@ type Config struct {
 	SpoolBytes     int64
 	MaxBody        int64
 	Color          string // auto, always or never
+	// Role is what serve runs: all, or a comma-separated mix of receiver,
+	// worker and writer (only with NATSURL).
+	Role string
+	// NATSURL, when set, runs serve on NATS JetStream instead of the local
+	// spool (see docs/scale-out.md).
+	NATSURL string
+	// QueueBytes bounds the JetStream records stream.
+	QueueBytes int64
 }
 
 // DefaultConfig returns the defaults, before environment and flags.
@@ -62,6 +71,8 @@ func DefaultConfig() Config {
 		SpoolBytes:  1 << 30,
 		MaxBody:     64 << 20,
 		Color:       "auto",
+		Role:        "all",
+		QueueBytes:  1 << 30,
 	}
 }
 
@@ -93,7 +104,17 @@ func (c *Config) fromEnv(getenv func(string) string) error {
 	str("INCIDEX_SLACK_URL", &c.SlackURL)
 	str("INCIDEX_PUBLIC_URL", &c.PublicURL)
 	str("INCIDEX_SPOOL", &c.Spool)
+	str("INCIDEX_ROLE", &c.Role)
+	str("INCIDEX_NATS_URL", &c.NATSURL)
 	var errs []error
+	if v := getenv("INCIDEX_QUEUE_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("INCIDEX_QUEUE_BYTES=%q: want a positive number of bytes", v))
+		} else {
+			c.QueueBytes = n
+		}
+	}
 	for _, s := range []struct {
 		name string
 		dst  *string
@@ -162,6 +183,16 @@ func (c *Config) Validate() error {
 	if c.Workers <= 0 {
 		errs = append(errs, fmt.Errorf("workers %d: must be positive", c.Workers))
 	}
+	if c.QueueBytes <= 0 {
+		errs = append(errs, fmt.Errorf("--queue-bytes %d: must be positive", c.QueueBytes))
+	}
+	roles, err := parseRoles(c.Role)
+	switch {
+	case err != nil:
+		errs = append(errs, err)
+	case c.NATSURL == "" && roles != roleAll:
+		errs = append(errs, fmt.Errorf("--role=%s needs --nats (env INCIDEX_NATS_URL): without NATS, serve runs every role in one process", c.Role))
+	}
 	return errors.Join(errs...)
 }
 
@@ -225,6 +256,7 @@ func (c Config) redacted() Config {
 			*p = "(set)"
 		}
 	}
+	c.NATSURL = redactURL(c.NATSURL)
 	return c
 }
 
@@ -270,4 +302,50 @@ func (fs configFields) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// roles is a set of serve roles.
+type roles uint8
+
+const (
+	roleReceiver roles = 1 << iota
+	roleWorker
+	roleWriter
+	roleAll = roleReceiver | roleWorker | roleWriter
+)
+
+// parseRoles reads --role: all, or a comma-separated mix of receiver,
+// worker and writer.
+func parseRoles(s string) (roles, error) {
+	var r roles
+	for _, name := range strings.Split(s, ",") {
+		switch strings.TrimSpace(strings.ToLower(name)) {
+		case "all":
+			r |= roleAll
+		case "receiver":
+			r |= roleReceiver
+		case "worker":
+			r |= roleWorker
+		case "writer":
+			r |= roleWriter
+		default:
+			return 0, fmt.Errorf("--role %q: want all, or a comma-separated mix of receiver, worker and writer", s)
+		}
+	}
+	return r, nil
+}
+
+func (r roles) has(x roles) bool { return r&x != 0 }
+
+// redactURL hides the user and password (or token) of a URL, or of each
+// URL of a comma-separated list (NATS servers).
+func redactURL(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = url.User("redacted")
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
 }
