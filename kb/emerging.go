@@ -41,6 +41,9 @@ type UnmatchedLine struct {
 	Time    time.Time
 	Message string
 	Labels  map[string]string
+	// Count is the number of identical lines it stands for (0 means 1): a
+	// scaled-out worker sends its unmatched lines deduplicated.
+	Count int64
 }
 
 // EmergingOptions configure the emerging-pattern store.
@@ -186,10 +189,11 @@ func (e *Emerging) Observe(lines []UnmatchedLine) {
 			e.stats[h.c.ID] = st
 		}
 		st.p.Template = patterns.Escape(h.c.Template)
-		st.p.Count++
+		n := max(h.l.Count, 1)
+		st.p.Count += n
 		st.p.FirstSeen = minTime(st.p.FirstSeen, t)
 		st.p.LastSeen = maxTime(st.p.LastSeen, t)
-		st.buckets[t.Unix()/bucketSecs]++
+		st.buckets[t.Unix()/bucketSecs] += n
 		if len(st.p.Samples) < e.opts.Samples {
 			st.p.Samples = append(st.p.Samples, clipLine(h.l.Message, 2000))
 		}

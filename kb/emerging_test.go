@@ -68,3 +68,25 @@ func TestPromotedSignatureSurvivesReingest(t *testing.T) {
 		t.Errorf("signatures after re-ingest = %+v", inc.Signatures)
 	}
 }
+
+// TestEmergingCountedLines: an unmatched line with a Count counts as that
+// many lines, in the total and in the recent window.
+func TestEmergingCountedLines(t *testing.T) {
+	k := kbtest.Open(t)
+	now := time.Now()
+	em, err := k.Emerging(ctx, kb.EmergingOptions{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	em.Observe([]kb.UnmatchedLine{
+		{Time: now, Message: "ledger sync aborted: shard a7 replica lag 120s over budget", Count: 40},
+		{Time: now, Message: "ledger sync aborted: shard a7 replica lag 120s over budget"},
+	})
+	if err := em.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	list := em.List(ctx, kb.PatternFilter{})
+	if len(list) != 1 || list[0].Count != 41 || list[0].Recent != 41 {
+		t.Fatalf("patterns = %+v, want one pattern counting 41 lines, 41 recent", list)
+	}
+}

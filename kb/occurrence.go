@@ -23,6 +23,15 @@ type Observation struct {
 	// occurrence is one signature on one resource. Empty means "-".
 	Resource string
 	Format   string
+	// Count is the number of lines the observation stands for (0 means
+	// 1): a scaled-out worker sends its matches aggregated per signature,
+	// resource and minute.
+	Count int64
+	// Last is the time of the last of those lines (zero means Time, the
+	// first).
+	Last time.Time
+	// Samples are example lines of the aggregate (nil means Message).
+	Samples []string
 }
 
 // Occurrence is a signature matching the lines of one resource: count,
@@ -159,29 +168,42 @@ func (o *Occurrences) Observe(_ context.Context, obs []Observation, checkpoint s
 			// The old one is closed by the next expiry sweep.
 			st = nil
 		}
+		last := ob.Last
+		if last.Before(t) {
+			last = t
+		}
 		if st == nil {
 			st = &occState{isNew: true, occ: Occurrence{
 				IncidentID: ob.IncidentID, SignatureID: ob.SignatureID, Resource: key.resource,
-				Labels: resourceOnly(ob.Labels), FirstSeen: t, LastSeen: t, Status: "open", Samples: []string{},
+				Labels: resourceOnly(ob.Labels), FirstSeen: t, LastSeen: last, Status: "open", Samples: []string{},
 			}}
 			if old := o.open[key]; old != nil {
 				o.closeLocked(old)
 			}
 			o.open[key] = st
 		}
-		st.occ.Count++
-		if t.After(st.occ.LastSeen) {
-			st.occ.LastSeen = t
+		st.occ.Count += max(ob.Count, 1)
+		if last.After(st.occ.LastSeen) {
+			st.occ.LastSeen = last
 		}
 		if t.Before(st.occ.FirstSeen) {
 			st.occ.FirstSeen = t
 		}
-		if len(st.occ.Samples) < o.opts.Samples {
-			st.occ.Samples = append(st.occ.Samples, clipLine(ob.Message, 2000))
+		if ob.Samples == nil {
+			o.addSample(st, ob.Message)
+		}
+		for _, s := range ob.Samples {
+			o.addSample(st, s)
 		}
 		st.dirty = true
 	}
 	return nil
+}
+
+func (o *Occurrences) addSample(st *occState, line string) {
+	if len(st.occ.Samples) < o.opts.Samples {
+		st.occ.Samples = append(st.occ.Samples, clipLine(line, 2000))
+	}
 }
 
 func (o *Occurrences) closeLocked(st *occState) {
