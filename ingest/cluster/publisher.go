@@ -135,9 +135,11 @@ func (p *Publisher) publish(ctx context.Context, res Result) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if errors.Is(err, jetstream.ErrNoStreamResponse) {
-			// The stream is gone (a NATS server that lost its store):
-			// create it again rather than wait for the writer to.
+		if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, context.DeadlineExceeded) {
+			// The stream may be gone (a NATS server that lost its store;
+			// a publish to a deleted stream times out rather than finding
+			// no responders): create it again rather than wait for the
+			// writer to. On a stream that exists this changes nothing.
 			ectx, cancel := context.WithTimeout(ctx, p.opts.PublishTimeout)
 			if eerr := ensureResults(ectx, p.js, p.opts.DuplicateWindow, p.opts.MaxBytes); eerr != nil {
 				err = errors.Join(err, eerr)
