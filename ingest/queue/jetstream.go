@@ -38,10 +38,6 @@ const (
 	HeaderDeadMsgID  = "Incidex-Msg-Id"      // its Nats-Msg-Id, if it had one
 )
 
-// ErrUnavailable means the queue cannot take records now: NATS is down or
-// did not acknowledge in time. Like ErrFull, the sender should retry later.
-var ErrUnavailable = errors.New("queue is unavailable")
-
 // JetStreamOptions configure a JetStream queue. The zero value gives the
 // defaults.
 type JetStreamOptions struct {
