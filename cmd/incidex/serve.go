@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -54,6 +55,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.Spool, "spool", cfg.Spool, "on: accepted records are fsynced to a spool before the 2xx; off: in memory (env INCIDEX_SPOOL)")
 	fs.Int64Var(&cfg.SpoolBytes, "spool-bytes", cfg.SpoolBytes, "spool size limit; past it the webhook answers 503")
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "auto, text or json (env INCIDEX_LOG_FORMAT)")
+	fs.StringVar(&cfg.Role, "role", cfg.Role, "with --nats: all, or a comma-separated mix of receiver, worker and writer (env INCIDEX_ROLE)")
+	fs.StringVar(&cfg.NATSURL, "nats", cfg.NATSURL, "NATS server URL(s): run on JetStream instead of the local spool; see docs/scale-out.md (env INCIDEX_NATS_URL)")
+	fs.Int64Var(&cfg.QueueBytes, "queue-bytes", cfg.QueueBytes, "with --nats: size limit of the records stream; past it receivers answer 503 (env INCIDEX_QUEUE_BYTES)")
 	if cfg.LogLevel == "warn" && e.getenv("INCIDEX_LOG_LEVEL") == "" {
 		cfg.LogLevel = "info"
 	}
@@ -66,11 +70,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return &exitErr{code: exitUsage, err: err}
 	}
-	if err := fillTokens(e, &cfg); err != nil {
-		return err
+	r, _ := parseRoles(cfg.Role) // checked by Validate
+	addrSet := e.getenv("INCIDEX_ADDR") != ""
+	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+	if r.has(roleWriter) {
+		if err := fillTokens(e, &cfg); err != nil {
+			return err
+		}
 	}
-	if err := checkExposure(cfg); err != nil {
-		return &exitErr{code: exitUsage, err: err}
+	if r.has(roleReceiver|roleWriter) || addrSet {
+		if err := checkExposure(cfg); err != nil {
+			return &exitErr{code: exitUsage, err: err}
+		}
+	}
+	if cfg.NATSURL != "" {
+		return serveScaled(ctx, e, &cfg, r, addrSet)
 	}
 	return serve(ctx, e, &cfg)
 }

@@ -162,6 +162,8 @@ type JetStream struct {
 	lenMu   sync.Mutex
 	lenAt   time.Time
 	lenLast int
+	fullAt  time.Time
+	full    bool
 }
 
 // OpenJetStream creates or updates the streams INCIDEX_RECORDS and
@@ -706,4 +708,31 @@ func (m *jsMetrics) deadLetter() {
 	if m != nil {
 		m.dead.Inc()
 	}
+}
+
+// Dedupes reports that the queue drops a request enqueued again with the
+// same key (WithKey) within the duplicate window.
+func (q *JetStream) Dedupes() bool { return true }
+
+// Ready reports why the queue cannot take records now: NATS not connected,
+// or the records stream full (less than one chunk of room). The stream's
+// size is read at most once a second.
+func (q *JetStream) Ready() error {
+	if !q.nc.IsConnected() {
+		return errors.New("NATS is not connected")
+	}
+	q.lenMu.Lock()
+	defer q.lenMu.Unlock()
+	if time.Since(q.fullAt) >= time.Second {
+		q.fullAt = time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if si, err := q.records.Info(ctx); err == nil {
+			q.full = si.State.Bytes+uint64(q.opts.ChunkBytes) > uint64(q.opts.MaxBytes)
+		}
+	}
+	if q.full {
+		return fmt.Errorf("the records stream %s is full (%d bytes): workers are behind", RecordsStream, q.opts.MaxBytes)
+	}
+	return nil
 }
