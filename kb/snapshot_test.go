@@ -80,9 +80,17 @@ func TestSnapshotMatchesLikeTheKB(t *testing.T) {
 			got.Generation(), got.Len(), got.Set().MinScore(), want.Generation(), want.Len(), want.Set().MinScore())
 	}
 
+	// The same compiled entries, in the same order: whole signatures and
+	// their clauses, with their pins and likelihood boosts.
+	for i := range want.Len() {
+		if w, g := want.Set().Def(i), got.Set().Def(i); !reflect.DeepEqual(w, g) || want.Signature(i) != got.Signature(i) {
+			t.Fatalf("entry %d: %+v (%+v) from the snapshot, %+v (%+v) from the KB", i, g, got.Signature(i), w, want.Signature(i))
+		}
+	}
+
 	// The test proves something only if feedback changed answers, pins
 	// and more than one likelihood are in the knowledge base.
-	changed, pinned, likelihoods := 0, 0, map[string]bool{}
+	changed, pinned, likelihoods, ids := 0, 0, map[string]bool{}, map[string]bool{}
 	for _, l := range lines {
 		if !slices.Equal(before.Best(l, patterns.Stream, 0, 1, nil), want.Best(l, patterns.Stream, 0, 1, nil)) {
 			changed++
@@ -94,9 +102,11 @@ func TestSnapshotMatchesLikeTheKB(t *testing.T) {
 		if len(kb.Pins(inc)) > 0 {
 			pinned++
 		}
+		ids[sig.ID] = true
 	}
-	if changed == 0 || len(likelihoods) < 2 || pinned == 0 {
-		t.Fatalf("feedback changed %d answers, likelihoods %v, %d signatures of incidents with pins: the test would prove nothing", changed, likelihoods, pinned)
+	if changed == 0 || len(likelihoods) < 2 || pinned == 0 || len(ids) == want.Len() {
+		t.Fatalf("feedback changed %d answers, likelihoods %v, %d signatures of incidents with pins, %d clause entries: the test would prove nothing",
+			changed, likelihoods, pinned, want.Len()-len(ids))
 	}
 
 	for _, l := range lines {

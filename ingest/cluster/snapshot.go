@@ -72,6 +72,7 @@ func PublishSnapshots(ctx context.Context, js jetstream.JetStream, m *ingest.Mat
 			if ctx.Err() != nil {
 				return
 			}
+			p.kv, p.obj = nil, nil // look the stores up again: one may have been deleted
 			p.log.Warn("publish snapshot", "generation", mt.Generation(), "err", err, "retry_in", backoff)
 			retry = time.After(backoff)
 			backoff = min(2*backoff, snapshotRetryMax)
