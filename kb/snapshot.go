@@ -95,6 +95,28 @@ var ErrSnapshotVersion = errors.New("unknown matcher snapshot version")
 // MatcherFromSnapshot builds the matcher a snapshot was taken from: the
 // same matches, scores, incidents and generation.
 func MatcherFromSnapshot(b []byte) (*Matcher, error) {
+	s, err := decodeSnapshot(b)
+	if err != nil {
+		return nil, err
+	}
+	incs := make(map[string]*IncidentRef, len(s.Incidents))
+	for _, in := range s.Incidents {
+		incs[in.ID] = &IncidentRef{ID: in.ID, Title: in.Title, Source: in.Source, RootCause: in.RootCause,
+			CauseStatus: in.CauseStatus, Fix: in.Fix, Runbook: in.Runbook, Overlaps: in.Overlaps,
+			TellApart: in.TellApart, Likelihood: in.Likelihood, pins: in.Pins}
+	}
+	m, err := NewMatcher(s.Signatures, incs, s.Generation, s.MinScore)
+	if err != nil {
+		return nil, fmt.Errorf("matcher snapshot: %w", err)
+	}
+	if s.Verdicts == nil {
+		s.Verdicts = map[string]map[string]int{}
+	}
+	m.verdicts = s.Verdicts
+	return m, nil
+}
+
+func decodeSnapshot(b []byte) (*snapshotV1, error) {
 	if len(b) < len(snapshotMagic)+1 || !bytes.HasPrefix(b, []byte(snapshotMagic)) {
 		return nil, errors.New("not a matcher snapshot")
 	}
@@ -114,19 +136,5 @@ func MatcherFromSnapshot(b []byte) (*Matcher, error) {
 	if err := json.Unmarshal(js, &s); err != nil {
 		return nil, fmt.Errorf("matcher snapshot: %w", err)
 	}
-	incs := make(map[string]*IncidentRef, len(s.Incidents))
-	for _, in := range s.Incidents {
-		incs[in.ID] = &IncidentRef{ID: in.ID, Title: in.Title, Source: in.Source, RootCause: in.RootCause,
-			CauseStatus: in.CauseStatus, Fix: in.Fix, Runbook: in.Runbook, Overlaps: in.Overlaps,
-			TellApart: in.TellApart, Likelihood: in.Likelihood, pins: in.Pins}
-	}
-	m, err := NewMatcher(s.Signatures, incs, s.Generation, s.MinScore)
-	if err != nil {
-		return nil, fmt.Errorf("matcher snapshot: %w", err)
-	}
-	if s.Verdicts == nil {
-		s.Verdicts = map[string]map[string]int{}
-	}
-	m.verdicts = s.Verdicts
-	return m, nil
+	return &s, nil
 }

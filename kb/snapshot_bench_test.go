@@ -104,3 +104,18 @@ func BenchmarkNewMatcher10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeSnapshot10k: the share of BenchmarkMatcherFromSnapshot/10k
+// that is the snapshot's own (zstd and JSON), not compiling.
+func BenchmarkDecodeSnapshot10k(b *testing.B) {
+	snap, err := benchMatcher10k(b).Snapshot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := kb.DecodeSnapshot(snap); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
