@@ -53,7 +53,7 @@ func PublishSnapshots(ctx context.Context, js jetstream.JetStream, m *ingest.Mat
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &publisher{js: js, log: log.With("component", "snapshots")}
+	p := &snapshotPublisher{js: js, log: log.With("component", "snapshots")}
 	loaded := make(chan struct{}, 1)
 	m.OnLoad(func(*kb.Matcher) {
 		select {
@@ -93,7 +93,7 @@ func PublishSnapshots(ctx context.Context, js jetstream.JetStream, m *ingest.Mat
 	}
 }
 
-type publisher struct {
+type snapshotPublisher struct {
 	js   jetstream.JetStream
 	log  *slog.Logger
 	kv   jetstream.KeyValue
@@ -101,7 +101,7 @@ type publisher struct {
 	last *kb.Matcher // the matcher last published
 }
 
-func (p *publisher) stores(ctx context.Context) error {
+func (p *snapshotPublisher) stores(ctx context.Context) error {
 	if p.kv != nil {
 		return nil
 	}
@@ -123,7 +123,7 @@ func (p *publisher) stores(ctx context.Context) error {
 	return nil
 }
 
-func (p *publisher) publish(ctx context.Context, mt *kb.Matcher) error {
+func (p *snapshotPublisher) publish(ctx context.Context, mt *kb.Matcher) error {
 	ctx, cancel := context.WithTimeout(ctx, snapshotOpTimeout)
 	defer cancel()
 	if err := p.stores(ctx); err != nil {
@@ -159,7 +159,7 @@ func (p *publisher) publish(ctx context.Context, mt *kb.Matcher) error {
 
 // deleteOlder deletes the objects other than keep. A failure is logged
 // only: the next publish deletes them.
-func (p *publisher) deleteOlder(ctx context.Context, keep string) {
+func (p *snapshotPublisher) deleteOlder(ctx context.Context, keep string) {
 	infos, err := p.obj.List(ctx)
 	if err != nil {
 		if !errors.Is(err, jetstream.ErrNoObjectsFound) {
