@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -197,8 +198,13 @@ func TestSnapshotPropagation(t *testing.T) {
 	if worker.Matcher() != nil {
 		t.Fatal("a worker has a matcher before any writer published")
 	}
-	if log.count("no snapshot published yet") == 0 {
-		t.Error("the waiting worker did not say it waits for the writer")
+	if log.count("no snapshot published yet") != 1 {
+		t.Error("the waiting worker did not say once that it waits for the writer")
+	}
+	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := cluster.WaitMatcher(short, worker); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitMatcher with no writer = %v, want a deadline error", err)
 	}
 
 	k := kbtest.Open(t)
