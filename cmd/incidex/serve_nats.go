@@ -144,8 +144,9 @@ func (s *scaled) run(ctx context.Context) error {
 		if matchers == nil {
 			matchers = ingest.NewMatchers(ingest.MatchersOptions{Logger: s.log})
 			goRun("snapshots", bgCtx, func(c context.Context) error { return cluster.WatchSnapshots(c, s.js, matchers, s.log) })
-			if err := waitMatcher(ctx, matchers, s.log); err != nil {
-				return err
+			s.log.Info("waiting for the writer's first signature snapshot")
+			if err := cluster.WaitMatcher(ctx, matchers); err != nil {
+				return fmt.Errorf("no signature snapshot from the writer: %w", err)
 			}
 		}
 		rt := ingest.New(ingest.Options{Queue: s.q, Matchers: matchers, Sink: s.pub, Unmatched: s.pub.Unmatched(),
@@ -270,26 +271,6 @@ func (s *scaled) startWriter(ctx, bgCtx context.Context, goRun func(string, cont
 	goRun("results", bgCtx, applier.Run)
 	goRun("snapshots", bgCtx, func(c context.Context) error { return cluster.PublishSnapshots(c, s.js, s.matchers, s.log) })
 	goRun("dead letters", bgCtx, s.q.HandleDeadLetters)
-	return nil
-}
-
-// waitMatcher waits for the first signature snapshot, so a worker never
-// matches without one.
-func waitMatcher(ctx context.Context, m *ingest.Matchers, log *slog.Logger) error {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	warned := time.Now()
-	for m.Matcher() == nil {
-		if time.Since(warned) > 10*time.Second {
-			log.Warn("waiting for the writer's first signature snapshot")
-			warned = time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
 	return nil
 }
 
