@@ -54,6 +54,9 @@ type Config struct {
 	NATSURL string
 	// QueueBytes bounds the JetStream records stream.
 	QueueBytes int64
+	// AckWait is how long a records message taken by a worker stays
+	// invisible to the others without a sign of progress.
+	AckWait time.Duration
 }
 
 // DefaultConfig returns the defaults, before environment and flags.
@@ -73,6 +76,7 @@ func DefaultConfig() Config {
 		Color:       "auto",
 		Role:        "all",
 		QueueBytes:  1 << 30,
+		AckWait:     30 * time.Second,
 	}
 }
 
@@ -182,6 +186,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers <= 0 {
 		errs = append(errs, fmt.Errorf("workers %d: must be positive", c.Workers))
+	}
+	if c.AckWait < time.Second {
+		errs = append(errs, fmt.Errorf("--ack-wait %s: must be at least 1s", c.AckWait))
 	}
 	if c.QueueBytes <= 0 {
 		errs = append(errs, fmt.Errorf("--queue-bytes %d: must be positive", c.QueueBytes))

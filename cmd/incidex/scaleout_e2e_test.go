@@ -116,6 +116,10 @@ func (p *proc) stop() {
 	}
 }
 
+// e2eAckWait is short so that the messages of a killed or frozen worker
+// come back within the test.
+const e2eAckWait = 3 * time.Second
+
 // topology is one nats-server, the writer, workers and receivers.
 type topology struct {
 	t         *testing.T
@@ -151,7 +155,7 @@ func newTopology(t *testing.T, receivers, workers int, writerEnv ...string) *top
 	top.natsURL = fmt.Sprintf("nats://127.0.0.1:%d", port)
 	top.nats = mk("nats", natsBin, nil, "-js", "-sd", filepath.Join(top.dir, "nats"), "-a", "127.0.0.1", "-p", strconv.Itoa(port))
 	top.nats.start()
-	common := []string{"--nats", top.natsURL, "--log-level", "info", "--log-format", "text"}
+	common := []string{"--nats", top.natsURL, "--log-level", "info", "--log-format", "text", "--ack-wait", e2eAckWait.String()}
 	env := []string{"INCIDEX_NO_STARTER="}
 	top.writer = mk("writer", bin, append(env, writerEnv...), append([]string{"serve", "--role", "writer", "--data", filepath.Join(top.dir, "data"), "--addr", "127.0.0.1:0"}, common...)...)
 	top.writer.start()
@@ -174,11 +178,15 @@ func (top *topology) restart(p *proc) { p.start() }
 
 // occurrenceTotal sums the writer's occurrence counts.
 func (top *topology) occurrenceTotal() (int64, error) {
-	resp, err := http.Get(top.writer.url + "/api/v1/occurrences?status=all&limit=100000")
+	resp, err := http.Get(top.writer.url + "/api/v1/occurrences?status=all&limit=10000")
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return 0, fmt.Errorf("occurrences: HTTP %d %s", resp.StatusCode, b)
+	}
 	var body struct {
 		Occurrences []struct {
 			Count int64 `json:"count"`
@@ -241,13 +249,25 @@ func flood(ctx context.Context, urls func() []string, senders, perRequest int, a
 }
 
 // TestScaleOutExactlyOnceAcrossKills runs one nats-server, 2 receivers, 2
-// workers and a writer as separate processes. It floods the receivers,
-// kill -9s a worker and a receiver mid-flood and later the writer, and
-// restarts them; poison messages are published straight into the records
-// stream. At the end the occurrence counts add up to the acknowledged
-// records exactly, and the dead letters to the poison messages.
+// workers and a writer as separate processes. It floods the receivers with
+// Fluent Bit-style batches retried until acknowledged, kill -9s a worker and
+// a receiver mid-flood and later the writer, and restarts them; poison
+// messages are published straight into the records stream. Then it makes
+// the duplicates the applied set exists for: a worker frozen (SIGSTOP) with
+// messages in hand loses them to the other worker after AckWait, NATS is
+// killed and restarted (it forgets the ids of consumed messages,
+// nats-server#3272), and the frozen worker resumes and publishes results for
+// messages already counted. At the end the occurrence counts add up to the
+// acknowledged records exactly, and the dead letters to the poison messages.
+//
+// INCIDEX_E2E_NO_APPLIED_SET=1 runs the negative control: the writer
+// applies every result, duplicates included, and the count check fails.
 func TestScaleOutExactlyOnceAcrossKills(t *testing.T) {
-	top := newTopology(t, 2, 2)
+	var writerEnv []string
+	if os.Getenv("INCIDEX_E2E_NO_APPLIED_SET") == "1" {
+		writerEnv = append(writerEnv, "INCIDEX_TEST_NO_APPLIED_SET=1")
+	}
+	top := newTopology(t, 2, 2, writerEnv...)
 	var mu sync.Mutex
 	live := []string{top.receivers[0].url, top.receivers[1].url}
 	urls := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), live...) }
@@ -257,7 +277,7 @@ func TestScaleOutExactlyOnceAcrossKills(t *testing.T) {
 	senders := flood(ctx, urls, 4, 200, &acked, &retries)
 
 	const poison = 3
-	nc, err := nats.Connect(top.natsURL)
+	nc, err := nats.Connect(top.natsURL, nats.MaxReconnects(-1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,34 +305,59 @@ func TestScaleOutExactlyOnceAcrossKills(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	top.writer.kill9()
 	time.Sleep(time.Second)
-	writerURL := top.writer.url
 	top.restart(top.writer)
-	if top.writer.url == "" {
-		t.Fatal("writer restarted without a URL")
-	}
-	_ = writerURL
 	time.Sleep(1500 * time.Millisecond)
+
+	// The duplicates: freeze a worker that holds messages, let the other
+	// take them over, restart NATS with the flood stopped, thaw the worker.
+	frozen := top.workers[1]
+	_ = frozen.cmd.Process.Signal(syscall.SIGSTOP)
+	time.Sleep(500 * time.Millisecond)
 	stopFlood()
 	senders.Wait()
+	time.Sleep(3 * e2eAckWait)
+	top.nats.kill9()
+	top.nats.start()
+	_ = frozen.cmd.Process.Signal(syscall.SIGCONT)
 
 	want := acked.Load()
 	if want == 0 {
 		t.Fatal("no request was acknowledged")
 	}
 	var got int64
-	deadline := time.Now().Add(90 * time.Second) // a killed worker's messages return after AckWait (30 s)
-	for {
+	settled := 0
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
 		got, err = top.occurrenceTotal()
+		// Equal, and still equal once the thawed worker had time to
+		// publish what it held.
 		if err == nil && got == want {
-			break
+			if settled++; settled >= 20 {
+				break
+			}
+		} else {
+			settled = 0
 		}
-		if time.Now().After(deadline) || got > want {
+		if got > want {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got != want {
 		t.Errorf("occurrence counts add up to %d records, %d were acknowledged: want equal", got, want)
+	}
+	var dups string
+	if resp, err := http.Get(top.writer.url + "/metrics"); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "incidex_results_duplicate_total") {
+				dups = l
+			}
+		}
 	}
 	dead, err := js.Stream(context.Background(), "INCIDEX_DEAD")
 	if err != nil {
@@ -325,5 +370,5 @@ func TestScaleOutExactlyOnceAcrossKills(t *testing.T) {
 	if info.State.Msgs != poison {
 		t.Errorf("%d dead letters, %d poison messages sent: want equal", info.State.Msgs, poison)
 	}
-	t.Logf("acknowledged %d records (%d retries), counted %d; %d dead letters", want, retries.Load(), got, info.State.Msgs)
+	t.Logf("acknowledged %d records (%d retries), counted %d; %d dead letters; writer: %s", want, retries.Load(), got, info.State.Msgs, dups)
 }

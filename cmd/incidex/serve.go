@@ -57,6 +57,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "auto, text or json (env INCIDEX_LOG_FORMAT)")
 	fs.StringVar(&cfg.Role, "role", cfg.Role, "with --nats: all, or a comma-separated mix of receiver, worker and writer (env INCIDEX_ROLE)")
 	fs.StringVar(&cfg.NATSURL, "nats", cfg.NATSURL, "NATS server URL(s): run on JetStream instead of the local spool; see docs/scale-out.md (env INCIDEX_NATS_URL)")
+	fs.DurationVar(&cfg.AckWait, "ack-wait", cfg.AckWait, "with --nats: a records message a worker took comes back to the others after this long without progress (set the same on every role)")
 	fs.Int64Var(&cfg.QueueBytes, "queue-bytes", cfg.QueueBytes, "with --nats: size limit of the records stream; past it receivers answer 503 (env INCIDEX_QUEUE_BYTES)")
 	if cfg.LogLevel == "warn" && e.getenv("INCIDEX_LOG_LEVEL") == "" {
 		cfg.LogLevel = "info"

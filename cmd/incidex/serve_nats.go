@@ -67,7 +67,7 @@ func serveScaled(ctx context.Context, e *env, cfg *Config, r roles, addrSet bool
 	if s.pub, err = cluster.NewPublisher(s.js, cluster.PublisherOptions{Logger: s.log}); err != nil {
 		return err
 	}
-	s.q, err = queue.OpenJetStream(ctx, s.nc, queue.JetStreamOptions{MaxBytes: cfg.QueueBytes, Logger: s.log, Registry: s.reg,
+	s.q, err = queue.OpenJetStream(ctx, s.nc, queue.JetStreamOptions{MaxBytes: cfg.QueueBytes, AckWait: cfg.AckWait, Logger: s.log, Registry: s.reg,
 		OnDead: func(ctx context.Context, seq uint64, reason string) {
 			if err := s.pub.Tombstone(ctx, seq, reason); err != nil {
 				s.log.Warn("tombstone for a dead letter", "seq", seq, "err", err)
@@ -208,7 +208,7 @@ func (s *scaled) run(ctx context.Context) error {
 	if notifier != nil {
 		goRun("notifier", bgCtx, notifier.Run)
 	}
-	s.log.Info("incidex running", "role", s.cfg.Role, "version", version)
+	s.log.Info("incidex running", "version", version)
 
 	var runErr error
 	select {
