@@ -51,7 +51,7 @@ func (s *Server) errorResponse(c *gin.Context, err error) (int, errorBody) {
 		return http.StatusRequestEntityTooLarge, msgBody(err.Error())
 	case errors.Is(err, decode.ErrUnsupportedEncoding):
 		return http.StatusUnsupportedMediaType, msgBody(err.Error())
-	case errors.Is(err, errNoPatterns):
+	case errors.Is(err, errNoPatterns), errors.Is(err, errNoDeadLetters):
 		return http.StatusNotFound, msgBody(err.Error())
 	case errors.Is(err, decode.ErrUnknownFormat):
 		return http.StatusNotFound, msgBody(err.Error())

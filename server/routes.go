@@ -47,6 +47,7 @@ func (s *Server) routes() *gin.Engine {
 	read.GET("/patterns/:id", s.needEmerging, s.handleGetPattern)
 	read.GET("/patterns/:id/draft", s.needEmerging, s.handleDraftPattern)
 	read.GET("/feedback", s.handleListFeedback)
+	read.GET("/dead-letters", s.handleListDeadLetters)
 
 	admin := r.Group("/api/v1", s.sameOrigin(), s.auth(scopeAdmin))
 	admin.POST("/incidents", s.handleCreateIncident)
@@ -107,6 +108,7 @@ func (s *Server) pageRoutes(r *gin.Engine) {
 	read.GET("/analyze", s.handleAnalyzePage)
 	read.GET("/live", s.handleLivePage)
 	read.GET("/patterns", s.handlePatternsPage)
+	read.GET("/dead-letters", s.handleDeadLettersPage)
 	r.POST("/analyze", s.pages(scopeRead, false), s.handleAnalyze)
 
 	// gin routes /incidents/new beside /incidents/:id (a static segment

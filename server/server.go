@@ -54,6 +54,9 @@ type Options struct {
 	// PublicURL is where people reach the UI; a receiver (no KB) redirects
 	// a browser's GET / there.
 	PublicURL string
+	// DeadLetters, when set, lists the newest dead letters of a distributed
+	// queue and their total (the writer on JetStream).
+	DeadLetters func(ctx context.Context, limit int) ([]queue.DeadLetter, uint64, error)
 	// Ready, when set, is an extra readiness check for /readyz (a receiver:
 	// NATS connected and the stream not full).
 	Ready func() error

@@ -269,3 +269,22 @@ type FeedbackData struct {
 	Page
 	Verdict, IncidentID, Line string
 }
+
+// DeadLettersData is the dead letters page: records messages no worker
+// could process (scaled out on NATS JetStream).
+type DeadLettersData struct {
+	Page
+	// Enabled is false when the server does not run on JetStream.
+	Enabled bool
+	Total   uint64
+	Rows    []DeadLetterRow
+}
+
+// DeadLetterRow is one dead letter.
+type DeadLetterRow struct {
+	Seq     uint64
+	Reason  string
+	Time    time.Time
+	Bytes   int
+	Preview string
+}

@@ -23,7 +23,7 @@ var files embed.FS
 // parsed with the layout and the partials into a template set of its own,
 // so every page can define "title" and "content" without the last
 // definition winning for all.
-var Pages = []string{"search", "incident", "analyze", "live", "patterns", "feedback", "edit", "login", "logout", "error"}
+var Pages = []string{"search", "incident", "analyze", "live", "patterns", "feedback", "edit", "login", "logout", "error", "deadletters"}
 
 // Engine renders pages. It is immutable after New and safe for concurrent use.
 type Engine struct {

@@ -87,6 +87,9 @@ func TestEveryPageRenders(t *testing.T) {
 			[]string{`action="/incidents/new"`, "# &lt;b&gt;x&lt;/b&gt;</textarea>", "Signatures that would be learned", `name="csrf" value="tok123"`}},
 		{"login", web.LoginData{Page: web.Page{AuthEnabled: true, CSRF: "c"}, Next: "/live", Error: "bad"}, []string{`type="password"`, `name="next" value="/live"`, "bad"}},
 		{"logout", web.Page{LoggedIn: true, CSRF: "c"}, []string{`action="/logout"`}},
+		{"deadletters", web.DeadLettersData{Page: page, Enabled: true, Total: 2, Rows: []web.DeadLetterRow{{Seq: 41, Reason: "payload does not decode", Time: now, Bytes: 11, Preview: "<script>x"}}},
+			[]string{"2 records messages could not be processed", "<td>41</td>", "payload does not decode", "<code>&lt;script&gt;x</code>", "2026-03-07 22:41:09"}},
+		{"deadletters", web.DeadLettersData{Page: page}, []string{"does not run on NATS JetStream"}},
 		{"error", web.ErrorData{Page: page, Status: 404, Message: "incident \"x\": not found", RequestID: "r1"}, []string{"404", "incident &#34;x&#34;: not found", "r1"}},
 	}
 	seen := map[string]bool{}

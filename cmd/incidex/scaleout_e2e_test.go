@@ -370,5 +370,17 @@ func TestScaleOutExactlyOnceAcrossKills(t *testing.T) {
 	if info.State.Msgs != poison {
 		t.Errorf("%d dead letters, %d poison messages sent: want equal", info.State.Msgs, poison)
 	}
+	resp, err := http.Get(top.writer.url + "/api/v1/dead-letters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dl struct {
+		Total uint64 `json:"total"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&dl)
+	_ = resp.Body.Close()
+	if err != nil || dl.Total != poison {
+		t.Errorf("writer's /api/v1/dead-letters total = %d (%v), want %d", dl.Total, err, poison)
+	}
 	t.Logf("acknowledged %d records (%d retries), counted %d; %d dead letters; writer: %s", want, retries.Load(), got, info.State.Msgs, dups)
 }

@@ -176,6 +176,7 @@ func (s *scaled) run(ctx context.Context) error {
 					return fmt.Errorf("BUG: web templates: %w", err)
 				}
 				opts.KB, opts.Matchers, opts.Occurrences, opts.Emerging, opts.Web = s.k, s.matchers, s.occ, s.em, pages
+				opts.DeadLetters = s.q.DeadLetters
 			}
 			srv = server.New(opts)
 			h = srv.Handler()

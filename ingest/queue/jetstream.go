@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -735,4 +736,52 @@ func (q *JetStream) Ready() error {
 		return fmt.Errorf("the records stream %s is full (%d bytes): workers are behind", RecordsStream, q.opts.MaxBytes)
 	}
 	return nil
+}
+
+// DeadLetter is a records message moved to INCIDEX_DEAD.
+type DeadLetter struct {
+	// Seq is the message's sequence in INCIDEX_RECORDS.
+	Seq    uint64    `json:"seq"`
+	Reason string    `json:"reason"`
+	Time   time.Time `json:"time"`
+	Bytes  int       `json:"bytes"`
+	// Preview is the start of the payload as text (invalid UTF-8 and
+	// control characters replaced).
+	Preview string `json:"preview"`
+}
+
+// DeadLetters returns the newest dead letters (at most limit, newest
+// first) and how many INCIDEX_DEAD holds.
+func (q *JetStream) DeadLetters(ctx context.Context, limit int) ([]DeadLetter, uint64, error) {
+	info, err := q.dead.Info(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("stream %s: %w", DeadStream, err)
+	}
+	var out []DeadLetter
+	for seq := info.State.LastSeq; seq >= info.State.FirstSeq && seq > 0 && len(out) < limit; seq-- {
+		m, err := q.dead.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("dead letter %d: %w", seq, err)
+		}
+		d := DeadLetter{Reason: m.Header.Get(HeaderDeadReason), Time: m.Time, Bytes: len(m.Data), Preview: preview(m.Data, 200)}
+		d.Seq, _ = strconv.ParseUint(m.Header.Get(HeaderDeadSeq), 10, 64)
+		out = append(out, d)
+	}
+	return out, info.State.Msgs, nil
+}
+
+// preview is the first n bytes of b as printable text.
+func preview(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || (r < 0x20 && r != '\t') || r == 0x7f {
+			return '·'
+		}
+		return r
+	}, strings.ToValidUTF8(string(b), "\uFFFD"))
 }

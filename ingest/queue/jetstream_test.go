@@ -234,6 +234,10 @@ func TestJetStreamPoison(t *testing.T) {
 	if n := testutil.ToFloat64(q.m.dead); n != 1 {
 		t.Errorf("dead letters metric = %v, want 1", n)
 	}
+	list, total, err := q.DeadLetters(bg, 10)
+	if err != nil || total != 1 || len(list) != 1 || list[0].Seq != a.Sequence || list[0].Reason == "" || list[0].Preview != "· garbage" {
+		t.Errorf("DeadLetters = %+v, %d, %v; want the one poison message with a printable preview", list, total, err)
+	}
 	waitEmpty(t, q)
 	if n := streamMsgs(t, q.records); n != 0 {
 		t.Errorf("%d messages left in the records stream, want 0", n)
