@@ -12,6 +12,7 @@ type scratch struct {
 	toks      []Token
 	acc       []float32
 	famSeen   []bool  // per family (its first signature): the line touched it
+	anchorIDs []int32 // the vocabulary indices of the line's anchor tokens, in order
 	touched   []int32 // the families the line touched, by first signature
 	cands     []cand  // signatures whose bounds reach the threshold
 	ref       []cand  // those of them the bag bound let through
@@ -114,7 +115,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	sc.touched = sc.touched[:0]
 	var lineW, lineLit, lineMask, unknown, pendHi, pendLo float32
 	var lineErr errMask
-	sc.tword = sc.tword[:0]
+	sc.tword, sc.anchorIDs = sc.tword[:0], sc.anchorIDs[:0]
 	for i := range sc.toks {
 		t := &sc.toks[i]
 		id := s.vocab.index(t.Hash)
@@ -159,13 +160,38 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			lineLit += e.weight
 			continue
 		}
-		for _, p := range s.vocab.postings(e) {
+		sc.anchorIDs = append(sc.anchorIDs, id)
+	}
+	// The anchors' postings, in the line's order (a sum is added up the
+	// same way each time). A line without error words skips the postings
+	// whose signatures all have some: the error gate below would drop
+	// them, and most signatures have error words.
+	noErr := lineErr == errMask{}
+	for _, id := range sc.anchorIDs {
+		ps := s.vocab.postings(&s.vocab.entries[id])
+		if s.single {
+			for _, p := range ps {
+				if noErr && p.ref&postAllErr != 0 {
+					continue
+				}
+				i := p.ref & famFirst
+				if sc.acc[i] == 0 {
+					sc.touched = append(sc.touched, int32(i))
+				}
+				sc.acc[i] += p.weight
+			}
+			continue
+		}
+		for _, p := range ps {
+			if noErr && p.ref&postAllErr != 0 {
+				continue
+			}
 			f := p.ref & famFirst
 			if !sc.famSeen[f] {
 				sc.famSeen[f] = true
 				sc.touched = append(sc.touched, int32(f))
 			}
-			for m := p.ref >> famShift; m != 0; m &= m - 1 {
+			for m := p.ref >> famShift & famMembers; m != 0; m &= m - 1 {
 				sc.acc[f+uint32(bits.TrailingZeros32(m))] += p.weight
 			}
 		}

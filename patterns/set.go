@@ -77,6 +77,7 @@ type Set struct {
 	pre      []preSig         // what the prefilter reads of each signature, packed
 	errMasks []errMask        // each signature's error words, packed (zero: none)
 	famLen   []uint8          // at the first signature of a family (a def and its clauses): its size
+	single   bool             // every family has one signature: no clauses
 	vocab    *vocab           // every literal word of every signature, plus stop and common words
 	df       map[uint64]int32 // literal hash → number of groups with it
 	groups   int
@@ -86,19 +87,23 @@ type Set struct {
 }
 
 // posting is an anchor word of a family of signatures (a def and the
-// clauses after it): ref is the family's first signature, and its top
-// famBits bits say which of the family's signatures have the word.
+// clauses after it): ref is the family's first signature, the famBits bits
+// above it say which of the family's signatures have the word, and the top
+// bit (postAllErr) that each of those has error words: a line without any
+// error word cannot match them (see score's error gate).
 type posting struct {
 	ref    uint32
 	weight float32
 }
 
 const (
-	famBits  = 8
-	famShift = 32 - famBits
-	famMax   = famBits         // most signatures in a family
-	maxSigs  = 1<<famShift - 1 // most signatures in a set
-	famFirst = 1<<famShift - 1 // ref's mask of the first signature
+	famBits    = 7
+	famShift   = 31 - famBits
+	famMax     = famBits         // most signatures in a family
+	maxSigs    = 1<<famShift - 1 // most signatures in a set
+	famFirst   = 1<<famShift - 1 // ref's mask of the first signature
+	famMembers = 1<<famBits - 1  // ref>>famShift's mask of the members
+	postAllErr = 1 << 31         // every member has error words
 )
 
 // preSig is what the prefilter reads of every signature a line touches,
@@ -317,6 +322,7 @@ func (s *Set) families() {
 		}
 		s.famLen[start]++
 	}
+	s.single = !slices.ContainsFunc(s.famLen, func(n uint8) bool { return n > 1 })
 }
 
 func patternOf(d Def) (*Pattern, error) {
@@ -380,9 +386,16 @@ func (s *Set) buildVocab() []errMask {
 			bit := uint32(1) << (famShift + i - fam)
 			if k := len(ps) - 1; k >= 0 && int(ps[k].ref&famFirst) == fam && ps[k].weight == a.weight {
 				ps[k].ref |= bit
+				if !c.hasErr {
+					ps[k].ref &^= postAllErr
+				}
 				continue
 			}
-			posts[a.hash] = append(ps, posting{ref: uint32(fam) | bit, weight: a.weight})
+			p := posting{ref: uint32(fam) | bit, weight: a.weight}
+			if c.hasErr {
+				p.ref |= postAllErr
+			}
+			posts[a.hash] = append(ps, p)
 		}
 	}
 	for _, set := range []map[uint64]bool{stopWords, commonWords} {
