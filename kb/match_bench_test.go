@@ -65,9 +65,9 @@ func bigKB(b *testing.B) ([]kb.Signature, map[string]*kb.IncidentRef) {
 	return big.sigs, big.refs
 }
 
-// BenchmarkNewMatcher10k: building the matcher of the generated knowledge
+// BenchmarkNewMatcherWriteups10k: building the matcher of the generated knowledge
 // base, clauses included.
-func BenchmarkNewMatcher10k(b *testing.B) {
+func BenchmarkNewMatcherWriteups10k(b *testing.B) {
 	sigs, refs := bigKB(b)
 	b.ReportAllocs()
 	for b.Loop() {
