@@ -135,7 +135,7 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 		}
 		for _, c := range patterns.Clauses(s.Text) {
 			cd := d
-			cd.ID, cd.Text, cd.Boost = s.ID, c, boost*clauseBoost
+			cd.ID, cd.Text, cd.Boost, cd.Clause = s.ID, c, boost*clauseBoost, true
 			defs = append(defs, cd)
 			kept = append(kept, s)
 			clauses = append(clauses, c)
@@ -145,18 +145,20 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 	if err != nil {
 		return nil, fmt.Errorf("compile signatures: %w", err)
 	}
-	if generic := genericClauses(set, clauses); len(generic) > 0 {
+	if set.Len() < len(defs) {
+		// The set left out the clauses too generic to stand alone: keep
+		// what its defs are. A def is its signature's id and text, and a
+		// clause's text is one of its line's clauses, each once.
 		n := 0
-		for i := range defs {
-			if !generic[i] {
-				defs[n], kept[n], clauses[n] = defs[i], kept[i], clauses[i]
+		for i := 0; i < set.Len(); i++ {
+			d := set.Def(i)
+			for defs[n].ID != d.ID || defs[n].Text != d.Text || defs[n].Clause != d.Clause {
 				n++
 			}
+			kept[i], clauses[i] = kept[n], clauses[n]
+			n++
 		}
-		defs, kept, clauses = defs[:n], kept[:n], clauses[:n]
-		if set, err = patterns.Compile(defs, patterns.Options{MinScore: minScore}); err != nil {
-			return nil, fmt.Errorf("compile signatures: %w", err)
-		}
+		kept, clauses = kept[:set.Len()], clauses[:set.Len()]
 	}
 	m := &Matcher{set: set, sigs: kept, incidents: incs, gen: gen}
 	for _, c := range clauses {
@@ -174,21 +176,6 @@ const maxSigsForClauses = 4
 
 // clauseBoost ranks a match through a clause just below one of the whole line.
 const clauseBoost = 0.95
-
-// genericClauses returns the set indices of clauses too generic to stand
-// on their own.
-func genericClauses(set *patterns.Set, clauses []string) map[int]bool {
-	var out map[int]bool
-	for i, c := range clauses {
-		if c != "" && set.Info(i).Generic {
-			if out == nil {
-				out = map[int]bool{}
-			}
-			out[i] = true
-		}
-	}
-	return out
-}
 
 // Generation is the knowledge-base generation the matcher was built from.
 func (m *Matcher) Generation() int64 { return m.gen }

@@ -61,7 +61,7 @@ type ExplainedToken struct {
 // Explain explains the match of line against signature m.Sig.
 func (s *Set) Explain(line string, m Match) Explanation {
 	p := Prepare(line)
-	c := &s.pats[m.Sig]
+	c, pat := &s.pats[m.Sig], s.Pattern(m.Sig)
 	toks := Tokenize(p.Text, nil)
 	ex := Explanation{Text: p.Text, Score: m.Score, Direction: "stream", Captures: Captures(p.Text, toks)}
 	if m.Fragment {
@@ -103,7 +103,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	for j, t := range toks {
 		et := ExplainedToken{Text: t.Text(p.Text), Start: int(t.Start), End: int(t.End), Kind: t.Kind.String(), Status: status[j]}
 		if sigOf[j] > 0 {
-			et.Sig = s.sigTokenText(c, sigOf[j]-1)
+			et.Sig = sigTokenText(c, pat, sigOf[j]-1)
 		}
 		ex.Tokens = append(ex.Tokens, et)
 	}
@@ -113,7 +113,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 			continue
 		}
 		seen[st.typ] = true
-		ex.Missing = append(ex.Missing, s.sigTokenText(c, i))
+		ex.Missing = append(ex.Missing, sigTokenText(c, pat, i))
 	}
 	if ex.Missing == nil {
 		ex.Missing = []string{}
@@ -142,12 +142,12 @@ func (s *Set) negationNote(c *compiled, text string, toks []Token, pairs [][2]in
 }
 
 // sigTokenText returns signature token i as the template shows it.
-func (s *Set) sigTokenText(c *compiled, i int) string {
+func sigTokenText(c *compiled, pat *Pattern, i int) string {
 	st := c.toks[i]
 	if st.kind != KindWord {
 		return st.kind.Mask()
 	}
-	return c.pat.TokenText(int(st.pos))
+	return pat.TokenText(int(st.pos))
 }
 
 // align returns the aligned (signature token, line token) index pairs of

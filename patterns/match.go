@@ -11,9 +11,11 @@ import (
 type scratch struct {
 	toks      []Token
 	acc       []float32
-	touched   []int32
-	cands     []cand // signatures whose bounds reach the threshold
-	ref       []cand // those of them the bag bound let through
+	famSeen   []bool  // per family (its first signature): the line touched it
+	anchorIDs []int32 // the vocabulary indices of the line's anchor tokens, in order
+	touched   []int32 // the families the line touched, by first signature
+	cands     []cand  // signatures whose bounds reach the threshold
+	ref       []cand  // those of them the bag bound let through
 	pairs     []alignPair
 	kword     []int32  // vocabulary index of each known token, -1 when none
 	stamp     []uint32 // per vocabulary word: the epoch of the signature being aligned
@@ -46,6 +48,7 @@ func (s *Set) getScratch() *scratch {
 	sc := s.scratch.Get().(*scratch)
 	if len(sc.acc) < len(s.pats) {
 		sc.acc = make([]float32, len(s.pats))
+		sc.famSeen = make([]bool, len(s.pats))
 	}
 	return sc
 }
@@ -112,7 +115,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	sc.touched = sc.touched[:0]
 	var lineW, lineLit, lineMask, unknown, pendHi, pendLo float32
 	var lineErr errMask
-	sc.tword = sc.tword[:0]
+	sc.tword, sc.anchorIDs = sc.tword[:0], sc.anchorIDs[:0]
 	for i := range sc.toks {
 		t := &sc.toks[i]
 		id := s.vocab.index(t.Hash)
@@ -157,11 +160,40 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			lineLit += e.weight
 			continue
 		}
-		for _, p := range s.vocab.postings(e) {
-			if sc.acc[p.sig] == 0 {
-				sc.touched = append(sc.touched, p.sig)
+		sc.anchorIDs = append(sc.anchorIDs, id)
+	}
+	// The anchors' postings, in the line's order (a sum is added up the
+	// same way each time). A line without error words skips the postings
+	// whose signatures all have some: the error gate below would drop
+	// them, and most signatures have error words.
+	noErr := lineErr == errMask{}
+	for _, id := range sc.anchorIDs {
+		ps := s.vocab.postings(&s.vocab.entries[id])
+		if s.single {
+			for _, p := range ps {
+				if noErr && p.ref&postAllErr != 0 {
+					continue
+				}
+				i := p.ref & famFirst
+				if sc.acc[i] == 0 {
+					sc.touched = append(sc.touched, int32(i))
+				}
+				sc.acc[i] += p.weight
 			}
-			sc.acc[p.sig] += p.weight
+			continue
+		}
+		for _, p := range ps {
+			if noErr && p.ref&postAllErr != 0 {
+				continue
+			}
+			f := p.ref & famFirst
+			if !sc.famSeen[f] {
+				sc.famSeen[f] = true
+				sc.touched = append(sc.touched, int32(f))
+			}
+			for m := p.ref >> famShift & famMembers; m != 0; m &= m - 1 {
+				sc.acc[f+uint32(bits.TrailingZeros32(m))] += p.weight
+			}
 		}
 	}
 	fragMin := float32(streamFragMinInfo)
@@ -174,21 +206,30 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	sc.fragOK = fragPossible
 	sc.cands = sc.cands[:0]
 	invLo := 1 / wLo
-	for _, i := range sc.touched {
-		c := &s.pre[i]
-		acc := sc.acc[i]
-		sc.acc[i] = 0
-		// The anchors the line has, plus what of the rest of the signature
-		// the line can hold: each of its types needs its own line token, and
-		// a word weighs the same everywhere.
-		upper := (acc + min32(c.freeLit, lineLit) + min32(c.freeMask, maskHi)) * c.invTotal
-		if fragPossible && acc+freeHi >= fragMin {
-			upper = max(upper, capOne((acc+freeHi)*invLo)*fragmentCap) // a fragment covers at most the whole line
+	for _, f := range sc.touched {
+		sc.famSeen[f] = false
+		for i := f; i < f+int32(s.famLen[f]); i++ {
+			acc := sc.acc[i]
+			if acc == 0 {
+				continue // no anchor of this one of the family
+			}
+			sc.acc[i] = 0
+			c := &s.pre[i]
+			// The anchors the line has, plus what of the rest of the signature
+			// the line can hold: each of its types needs its own line token, and
+			// a word weighs the same everywhere.
+			upper := (acc + min32(c.freeLit, lineLit) + min32(c.freeMask, maskHi)) * c.invTotal
+			if fragPossible && acc+freeHi >= fragMin {
+				upper = max(upper, capOne((acc+freeHi)*invLo)*fragmentCap) // a fragment covers at most the whole line
+			}
+			if upper*c.boost < min {
+				continue
+			}
+			if em := &s.errMasks[i]; em[0]|em[1]|em[2]|em[3] != 0 && !em.intersects(&lineErr) {
+				continue // it has error words and the line none of them
+			}
+			sc.cands = append(sc.cands, cand{sig: i, bound: capOne(upper * c.boost)}) // scores are capped at 1 too
 		}
-		if upper*c.boost < min || (s.pats[i].hasErr && !s.pats[i].errMask.intersects(&lineErr)) {
-			continue
-		}
-		sc.cands = append(sc.cands, cand{sig: i, bound: capOne(upper * c.boost)}) // scores are capped at 1 too
 	}
 	if len(sc.cands) == 0 {
 		return false

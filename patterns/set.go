@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -24,6 +25,11 @@ type Def struct {
 	// Boost multiplies the score of this signature's matches; 0 means 1.
 	// It orders incidents that explain the same line (likelihood).
 	Boost float64
+	// Clause marks a part of the example line of the def before it (see
+	// Clauses), of the same group: a signature of its own for scoring that
+	// shares the prefilter's postings of that def, and is left out of the
+	// set when it is too generic to stand alone (Info.Generic).
+	Clause bool
 }
 
 // Options tune a Set. The zero value gives the defaults.
@@ -69,6 +75,9 @@ type Set struct {
 	defs     []Def
 	pats     []compiled
 	pre      []preSig         // what the prefilter reads of each signature, packed
+	errMasks []errMask        // each signature's error words, packed (zero: none)
+	famLen   []uint8          // at the first signature of a family (a def and its clauses): its size
+	single   bool             // every family has one signature: no clauses
 	vocab    *vocab           // every literal word of every signature, plus stop and common words
 	df       map[uint64]int32 // literal hash → number of groups with it
 	groups   int
@@ -77,10 +86,25 @@ type Set struct {
 	scratch  sync.Pool
 }
 
+// posting is an anchor word of a family of signatures (a def and the
+// clauses after it): ref is the family's first signature, the famBits bits
+// above it say which of the family's signatures have the word, and the top
+// bit (postAllErr) that each of those has error words: a line without any
+// error word cannot match them (see score's error gate).
 type posting struct {
-	sig    int32
+	ref    uint32
 	weight float32
 }
+
+const (
+	famBits    = 7
+	famShift   = 31 - famBits
+	famMax     = famBits         // most signatures in a family
+	maxSigs    = 1<<famShift - 1 // most signatures in a set
+	famFirst   = 1<<famShift - 1 // ref's mask of the first signature
+	famMembers = 1<<famBits - 1  // ref>>famShift's mask of the members
+	postAllErr = 1 << 31         // every member has error words
+)
 
 // preSig is what the prefilter reads of every signature a line touches,
 // packed four to a cache line.
@@ -176,6 +200,9 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	if s.minScore <= 0 {
 		s.minScore = DefaultMinScore
 	}
+	if len(defs) > maxSigs {
+		return nil, fmt.Errorf("%d signatures, more than %d", len(defs), maxSigs)
+	}
 	pats := make([]*Pattern, len(defs))
 	var errs []error
 	for i, d := range defs {
@@ -190,27 +217,34 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		return nil, err
 	}
 	s.countDF(pats)
-	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
-	s.pats = make([]compiled, len(defs))
-	words := make(map[uint64]typeInfo) // each literal word's type info, shared by all signatures
+	s.compileAll(pats)
+	s.dropGenericClauses(pats)
+	for i := range s.pats {
+		if s.defs[i].Clause {
+			// A clause is a part of its signature's line: 10,000 example
+			// lines have about 23,000 clauses, and their patterns would
+			// hold a copy of most of the lines' tokens. What matching
+			// needs is compiled; Pattern parses a clause again.
+			s.pats[i].pat = nil
+		}
+	}
 	groupIdx := map[string]int32{}
-	var buf compileBuf
-	for i := range defs {
-		s.pats[i] = s.compile(pats[i], defs[i], words, &buf)
-		g, ok := groupIdx[defs[i].Group]
+	for i := range s.defs {
+		g, ok := groupIdx[s.defs[i].Group]
 		if !ok {
 			g = int32(len(groupIdx))
-			groupIdx[defs[i].Group] = g
+			groupIdx[s.defs[i].Group] = g
 		}
 		s.pats[i].group = g
 	}
-	errMasks := s.buildVocab()
+	s.families()
+	s.errMasks = s.buildVocab()
 	s.pre = make([]preSig, len(s.pats))
 	for i := range s.pats {
 		c := &s.pats[i]
 		s.pre[i] = preSig{invTotal: 1 / c.total, boost: c.boost}
 		if c.hasErr {
-			c.errMask = &errMasks[i]
+			c.errMask = &s.errMasks[i]
 		}
 		for _, ti := range c.types {
 			switch {
@@ -223,6 +257,72 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	}
 	s.scratch.New = func() any { return new(scratch) }
 	return s, nil
+}
+
+// compileAll compiles the set's patterns with the IDF of s.df.
+func (s *Set) compileAll(pats []*Pattern) {
+	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
+	s.pats = make([]compiled, len(pats))
+	words := make(map[uint64]typeInfo) // each literal word's type info, shared by all signatures
+	var buf compileBuf
+	for i := range pats {
+		s.pats[i] = s.compile(pats[i], s.defs[i], words, &buf)
+	}
+}
+
+// dropGenericClauses leaves the clauses too generic to stand alone out of
+// the set (their weights are those of the set with them, as a clause's
+// test is against the other signatures). The weights left are those of a
+// set compiled from the defs left: when leaving the clauses out changes
+// what the IDF counts (a clause with a word its line does not have as a
+// word), the rest is compiled again.
+func (s *Set) dropGenericClauses(pats []*Pattern) {
+	var drop []bool
+	for i := range s.defs {
+		if s.defs[i].Clause && s.Info(i).Generic {
+			if drop == nil {
+				drop = make([]bool, len(s.defs))
+			}
+			drop[i] = true
+		}
+	}
+	if drop == nil {
+		return
+	}
+	defs := make([]Def, 0, len(s.defs))
+	kept := make([]*Pattern, 0, len(pats))
+	n := 0
+	for i := range s.defs {
+		if !drop[i] {
+			defs = append(defs, s.defs[i])
+			kept = append(kept, pats[i])
+			s.pats[n] = s.pats[i]
+			n++
+		}
+	}
+	clear(s.pats[n:])
+	s.pats = slices.Clip(s.pats[:n])
+	oldDF, oldGroups := s.df, s.groups
+	s.defs = defs
+	s.countDF(kept)
+	if s.groups != oldGroups || !maps.Equal(s.df, oldDF) {
+		s.compileAll(kept)
+	}
+}
+
+// families records the families of the set: a def and the clauses that
+// follow it, famMax at most, share their postings.
+func (s *Set) families() {
+	s.famLen = make([]uint8, len(s.defs))
+	start := 0
+	for i := range s.defs {
+		d := &s.defs[i]
+		if i == 0 || !d.Clause || d.Group != s.defs[start].Group || i-start >= famMax {
+			start = i
+		}
+		s.famLen[start]++
+	}
+	s.single = !slices.ContainsFunc(s.famLen, func(n uint8) bool { return n > 1 })
 }
 
 func patternOf(d Def) (*Pattern, error) {
@@ -258,8 +358,12 @@ func (s *Set) buildVocab() []errMask {
 	}
 	var words []word
 	seen := map[uint64]int{} // word → its index in words
+	fam := 0
 	for i := range s.pats {
 		c := &s.pats[i]
+		if s.famLen[i] > 0 {
+			fam = i
+		}
 		for _, t := range c.toks {
 			ti := c.types[t.typ]
 			if t.kind != KindWord {
@@ -276,7 +380,22 @@ func (s *Set) buildVocab() []errMask {
 			words = append(words, word{t.hash, vocabEntry{weight: ti.weight, known: true, anchor: ti.anchor, isErr: ti.isErr}})
 		}
 		for _, a := range c.anchors() {
-			posts[a.hash] = append(posts[a.hash], posting{sig: int32(i), weight: a.weight})
+			// One posting per family and word: the prefilter adds its
+			// weight to each signature of the family that has the word.
+			ps := posts[a.hash]
+			bit := uint32(1) << (famShift + i - fam)
+			if k := len(ps) - 1; k >= 0 && int(ps[k].ref&famFirst) == fam && ps[k].weight == a.weight {
+				ps[k].ref |= bit
+				if !c.hasErr {
+					ps[k].ref &^= postAllErr
+				}
+				continue
+			}
+			p := posting{ref: uint32(fam) | bit, weight: a.weight}
+			if c.hasErr {
+				p.ref |= postAllErr
+			}
+			posts[a.hash] = append(ps, p)
 		}
 	}
 	for _, set := range []map[uint64]bool{stopWords, commonWords} {
@@ -668,10 +787,18 @@ func (s *Set) Len() int { return len(s.defs) }
 func (s *Set) Def(i int) Def { return s.defs[i] }
 
 // Pattern returns the parsed pattern of signature i.
-func (s *Set) Pattern(i int) *Pattern { return s.pats[i].pat }
+func (s *Set) Pattern(i int) *Pattern {
+	if p := s.pats[i].pat; p != nil {
+		return p
+	}
+	// A clause keeps no pattern: parsed again, its text gives the one it
+	// was compiled from.
+	p, _ := patternOf(s.defs[i])
+	return p
+}
 
 // Template returns the template of signature i.
-func (s *Set) Template(i int) string { return s.pats[i].pat.Template() }
+func (s *Set) Template(i int) string { return s.Pattern(i).Template() }
 
 // MinScore returns the set's default threshold.
 func (s *Set) MinScore() float64 { return float64(s.minScore) }
@@ -694,7 +821,7 @@ type Info struct {
 
 // Info returns how specific signature i is.
 func (s *Set) Info(i int) Info {
-	c := &s.pats[i]
+	c, pat := &s.pats[i], s.Pattern(i)
 	var info Info
 	var vague float32
 	for k, ti := range c.types {
@@ -705,7 +832,7 @@ func (s *Set) Info(i int) Info {
 			info.Distinct++
 			info.DistinctWeight += float64(ti.weight)
 		}
-		if !ti.literal || s.priorOf(c, k) < 1 {
+		if !ti.literal || priorOf(c, pat, k) < 1 {
 			vague += ti.weight
 		}
 	}
@@ -721,11 +848,11 @@ func (s *Set) Info(i int) Info {
 // ordinary ones.
 const MinDistinctWeight = 2.5
 
-// priorOf returns the word prior of type k of signature c.
-func (s *Set) priorOf(c *compiled, k int) float32 {
+// priorOf returns the word prior of type k of signature c, of pattern pat.
+func priorOf(c *compiled, pat *Pattern, k int) float32 {
 	for i, t := range c.toks {
 		if int(t.typ) == k && t.kind == KindWord {
-			return wordPrior(s.sigTokenText(c, i), t.hash)
+			return wordPrior(sigTokenText(c, pat, i), t.hash)
 		}
 	}
 	return 0
