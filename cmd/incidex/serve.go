@@ -154,9 +154,7 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
-		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	hs := newHTTPServer(srv.Handler(), log)
 	url := "http://" + ln.Addr().String()
 	removeInfo := writeServeInfo(cfg.DataDir, url)
 	defer removeInfo()
@@ -214,6 +212,14 @@ func serve(ctx context.Context, e *env, cfg *Config) error {
 	wg.Wait()
 	log.Info("stopped", "queued", q.Len())
 	return runErr
+}
+
+// newHTTPServer is the HTTP server of every serve role: timeouts that a
+// slow or stuck client cannot hold a connection past.
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
+		WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 }
 
 // openQueue opens the durable spool (resuming after the last checkpoint

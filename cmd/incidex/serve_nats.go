@@ -190,9 +190,7 @@ func (s *scaled) run(ctx context.Context) error {
 		if ln, err = net.Listen("tcp", s.cfg.Addr); err != nil {
 			return fmt.Errorf("listen %s: %w", s.cfg.Addr, err)
 		}
-		hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 2 * time.Minute,
-			WriteTimeout: 2 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 1 << 20,
-			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+		hs = newHTTPServer(h, s.log)
 		go func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				errc <- fmt.Errorf("http: %w", err)
