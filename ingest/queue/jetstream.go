@@ -260,10 +260,13 @@ func (q *JetStream) Enqueue(ctx context.Context, recs []decode.Record) error {
 		futs = append(futs, f)
 	}
 	var stored []uint64
+	dups := 0
 	for _, f := range futs {
 		select {
 		case a := <-f.Ok():
-			if !a.Duplicate {
+			if a.Duplicate {
+				dups++
+			} else {
 				stored = append(stored, a.Sequence)
 			}
 		case e := <-f.Err():
@@ -273,7 +276,11 @@ func (q *JetStream) Enqueue(ctx context.Context, recs []decode.Record) error {
 		}
 	}
 	if err == nil {
-		q.m.published(len(recs))
+		if dups == len(chunks) {
+			q.m.duplicate() // a retry of a request already stored (or an identical body)
+		} else {
+			q.m.published(len(recs))
+		}
 		return nil
 	}
 	if key == "" {
@@ -667,6 +674,7 @@ type jsMetrics struct {
 	refusedBy *prometheus.CounterVec
 	redeliv   prometheus.Counter
 	dead      prometheus.Counter
+	dup       prometheus.Counter
 }
 
 func newJSMetrics(reg prometheus.Registerer, pending func() int) *jsMetrics {
@@ -679,8 +687,10 @@ func newJSMetrics(reg prometheus.Registerer, pending func() int) *jsMetrics {
 			Help: "Records messages received again after a first delivery."}),
 		dead: prometheus.NewCounter(prometheus.CounterOpts{Name: "incidex_nats_dead_letters_total",
 			Help: "Records messages moved to the dead-letter stream."}),
+		dup: prometheus.NewCounter(prometheus.CounterOpts{Name: "incidex_nats_duplicate_requests_total",
+			Help: "Requests answered 2xx whose every chunk the stream already held (same idempotency key within the duplicate window): a sender's retry, or an identical body sent twice."}),
 	}
-	reg.MustRegister(m.pub, m.refusedBy, m.redeliv, m.dead,
+	reg.MustRegister(m.pub, m.refusedBy, m.redeliv, m.dead, m.dup,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "incidex_nats_consumer_pending",
 			Help: "Records messages waiting in the worker consumer or out unacknowledged."},
 			func() float64 { return float64(pending()) }))
@@ -690,6 +700,12 @@ func newJSMetrics(reg prometheus.Registerer, pending func() int) *jsMetrics {
 func (m *jsMetrics) published(n int) {
 	if m != nil {
 		m.pub.Add(float64(n))
+	}
+}
+
+func (m *jsMetrics) duplicate() {
+	if m != nil {
+		m.dup.Inc()
 	}
 }
 

@@ -88,7 +88,7 @@ func (d *deadRecorder) onDead(_ context.Context, seq uint64, _ string) {
 
 func TestJetStreamMessageIDs(t *testing.T) {
 	t.Parallel()
-	q := openTestJS(t, connect(t, runNATS(t, t.TempDir())), JetStreamOptions{})
+	q := openTestJS(t, connect(t, runNATS(t, t.TempDir())), JetStreamOptions{Registry: prometheus.NewRegistry()})
 	keyed := WithKey(bg, "body-sha")
 	for range 2 {
 		if err := q.Enqueue(keyed, recsN("k", 2)); err != nil {
@@ -97,6 +97,9 @@ func TestJetStreamMessageIDs(t *testing.T) {
 	}
 	if n := streamMsgs(t, q.records); n != 1 {
 		t.Errorf("same key twice: %d messages in the stream, want 1", n)
+	}
+	if p, d := testutil.ToFloat64(q.m.pub), testutil.ToFloat64(q.m.dup); p != 2 || d != 1 {
+		t.Errorf("published records %v, duplicate requests %v; want 2 and 1 (the repeat is not counted as published)", p, d)
 	}
 	for range 2 {
 		if err := q.Enqueue(bg, recsN("k", 2)); err != nil {
