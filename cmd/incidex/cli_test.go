@@ -183,3 +183,29 @@ func TestIngestWarnsAboutCaps(t *testing.T) {
 		t.Errorf("ingest --json warnings = %v (%v)\n%s", rep.Warnings, err, r.stdout)
 	}
 }
+
+// TestServeRoleFlags: --role needs --nats (one process runs every role on
+// the local queue), an unknown role names the choices, and incidex config
+// hides the NATS credentials.
+func TestServeRoleFlags(t *testing.T) {
+	r := incidex(t, t.TempDir(), "", "serve", "--role", "worker")
+	if r.code != 2 || !strings.Contains(r.stderr, "--role=worker needs --nats") {
+		t.Errorf("serve --role worker without --nats: exit %d %q", r.code, r.stderr)
+	}
+	r = incidex(t, t.TempDir(), "", "serve", "--role", "matcher", "--nats", "nats://127.0.0.1:1")
+	if r.code != 2 || !strings.Contains(r.stderr, `--role "matcher": want all, or a comma-separated mix of receiver, worker and writer`) {
+		t.Errorf("serve --role matcher: exit %d %q", r.code, r.stderr)
+	}
+	for in, want := range map[string]string{
+		"nats://s3cret@nats:4222":             "nats://redacted@nats:4222",
+		"nats://u:p@a:4222,nats://u:p@b:4222": "nats://redacted@a:4222,nats://redacted@b:4222",
+		"nats://127.0.0.1:4222":               "nats://127.0.0.1:4222",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got, err := parseRoles("receiver, worker"); err != nil || got != roleReceiver|roleWorker {
+		t.Errorf(`parseRoles("receiver, worker") = %v, %v`, got, err)
+	}
+}
