@@ -5,8 +5,10 @@
 // and their means. GA counts a line when the lines of its cluster are
 // exactly the lines of its event (the LogPAI definition). Each line is
 // scored by the cluster it ended in, merges followed, as the knowledge
-// base counts emerging patterns; -as-printed scores the cluster printed
-// as the line came instead. PA compares the cluster's final template with
+// base counts emerging patterns; -as-printed scores what plain
+// `incidex mine --json -` prints instead (lines held in its window are
+// printed with the cluster they are in by then; --window 0 would print
+// each as it came). PA compares the cluster's final template with
 // the labelled one once every placeholder (<num>, <ip>, <*>, ...) is <*>
 // and runs of them are one: an approximation, since the labels' <*>
 // conventions differ from the miner's masks.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/incidex/incidex/patterns"
 )
@@ -32,6 +33,7 @@ func runMine(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, `print JSON Lines: {"line","cluster","template"} per input line, then {"clusters":[...]}`)
 	maxClusters := fs.Int("max-clusters", patterns.DefaultMaxClusters, "keep at most N clusters; the least recently used go first")
 	final := fs.Bool("final", false, "print the lines after the whole input, each with the cluster it ended in (merges followed; keeps one entry per line until then)")
+	window := fs.Int("window", defaultMineWindow, "hold up to N lines (or until the input pauses for a second), then print them with the clusters they are in by then, so that merges among them are followed; 0 prints each line as it arrives")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -41,9 +43,15 @@ func runMine(ctx context.Context, e *env, args []string) error {
 	if *maxClusters < 1 {
 		return usageErr("--max-clusters %d: want at least 1", *maxClusters)
 	}
+	if *window < 0 {
+		return usageErr("--window %d: want 0 or more lines", *window)
+	}
+	if *final {
+		*window = -1
+	}
 	m := patterns.NewMiner(patterns.MinerOptions{MaxClusters: *maxClusters})
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	if err := mineStream(ctx, e.stdin, w, m, *asJSON, *final); err != nil {
+	if err := mineStream(ctx, e.stdin, w, m, *asJSON, *window); err != nil {
 		_ = w.Flush()
 		return err
 	}
@@ -53,14 +61,21 @@ func runMine(ctx context.Context, e *env, args []string) error {
 	return w.Flush()
 }
 
-// mineStream prints each line's cluster as the line arrives. A line that
-// a later one merged into a wider template keeps the ID it was printed
-// with; the summary shows the clusters as they ended. With final, the
-// lines are printed after the input ends, each with the cluster that holds
-// it then; only the clusters seen are kept until then, one per line.
-func mineStream(ctx context.Context, r io.Reader, w io.Writer, m *patterns.Miner, asJSON, final bool) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxStreamLine)
+// defaultMineWindow is how many lines mine holds before printing them.
+const defaultMineWindow = 10000
+
+// mineIdle is how long the input may pause before held lines are printed
+// (a live tail is not held back longer than this).
+const mineIdle = time.Second
+
+// mineStream prints each line with its cluster. Lines are held, up to
+// window of them or until the input pauses for mineIdle, and printed with
+// the cluster that holds each of them then: a group that a later line
+// merged into a wider template is printed as one. window 0 prints each
+// line as it arrives (a line a later one merged keeps the ID it was
+// printed with); window -1 holds everything until the input ends. The
+// summary shows the clusters as they ended.
+func mineStream(ctx context.Context, r io.Reader, w io.Writer, m *patterns.Miner, asJSON bool, window int) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	print := func(n int, c patterns.Cluster) error {
@@ -76,33 +91,82 @@ func mineStream(ctx context.Context, r io.Reader, w io.Writer, m *patterns.Miner
 		return nil
 	}
 	var held []patterns.Cluster
+	printed := 0 // lines printed so far
+	flush := func() error {
+		for i, c := range held {
+			if now, ok := m.Resolve(c.ID); ok {
+				c = now // else evicted: as it was
+			}
+			if err := print(printed+i+1, c); err != nil {
+				return err
+			}
+		}
+		printed += len(held)
+		held = held[:0]
+		if f, ok := w.(interface{ Flush() error }); ok {
+			return f.Flush()
+		}
+		return nil
+	}
+
+	lines := make(chan string, 256)
+	readErr := make(chan error, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), maxStreamLine)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-stop:
+				return
+			}
+		}
+		readErr <- sc.Err()
+		close(lines)
+	}()
+	idle := time.NewTimer(mineIdle)
+	defer idle.Stop()
+	if window <= 0 {
+		idle.Stop() // nothing is held (0), or everything is, to the end (-1)
+	}
 	n := 0
-	for sc.Scan() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n++
-		c, _ := m.Add(sc.Text())
-		if final {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-idle.C: // the input paused: print what is held
+			if err := flush(); err != nil {
+				return err
+			}
+		case line, ok := <-lines:
+			if !ok {
+				if err := <-readErr; err != nil {
+					return fmt.Errorf("read stdin: line %d: %w", n+1, err)
+				}
+				return flush()
+			}
+			n++
+			c, _ := m.Add(line)
+			if window == 0 {
+				if err := print(n, c); err != nil {
+					return err
+				}
+				printed = n
+				continue
+			}
 			held = append(held, patterns.Cluster{ID: c.ID, Template: c.Template})
-			continue
-		}
-		if err := print(n, c); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read stdin: line %d: %w", n+1, err)
-	}
-	for i, c := range held {
-		if now, ok := m.Resolve(c.ID); ok {
-			c = now // else evicted: as it was
-		}
-		if err := print(i+1, c); err != nil {
-			return err
+			if window > 0 && len(held) >= window {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			if window > 0 {
+				idle.Reset(mineIdle)
+			}
 		}
 	}
-	return nil
 }
 
 // mineSummary prints the clusters, largest first: after a blank line as

@@ -5,8 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/incidex/incidex/patterns"
 )
 
 const mineInput = `E0412 03:12:45.120931    2211 kubelet.go:2855] "Skipping pod synchronization" err="PLEG is not healthy: pleg was last seen active 3m5.2s ago; threshold is 3m0s"
@@ -119,10 +124,10 @@ func TestMineErrors(t *testing.T) {
 	}
 }
 
-// TestMineFinal: with --final every line is printed with the cluster it
-// ended in, so lines that a later merge joined share one ID, which the
-// summary lists; without it the first lines keep the IDs they were
-// printed with.
+// TestMineFinal: with --final, and by default for lines within the window,
+// every line is printed with the cluster it ended in, so lines that a later
+// merge joined share one ID, which the summary lists; with --window 0 the
+// first lines keep the IDs they were printed with.
 func TestMineFinal(t *testing.T) {
 	in := "session opened for user cyrus by (uid=0)\nsession opened for user news by (uid=0)\nsession opened for user test by (uid=0)\n"
 	ids := func(args ...string) (map[string]bool, string) {
@@ -145,16 +150,64 @@ func TestMineFinal(t *testing.T) {
 		}
 		return seen, summary
 	}
-	if got, _ := ids("mine", "--json", "-"); len(got) != 2 {
-		t.Errorf("as printed: %d cluster IDs, want 2 (the third line merged the first two)", len(got))
+	if got, _ := ids("mine", "--json", "--window", "0", "-"); len(got) != 2 {
+		t.Errorf("--window 0: %d cluster IDs, want 2 (the third line merged the first two)", len(got))
 	}
-	got, summary := ids("mine", "--json", "--final", "-")
-	if len(got) != 1 {
-		t.Fatalf("--final: %d cluster IDs, want 1", len(got))
-	}
-	for id := range got {
-		if !strings.Contains(summary, `"cluster":"`+id+`"`) {
-			t.Errorf("--final ID %s not in the summary %s", id, summary)
+	for _, args := range [][]string{{"mine", "--json", "--final", "-"}, {"mine", "--json", "-"}} {
+		got, summary := ids(args...)
+		if len(got) != 1 {
+			t.Fatalf("%v: %d cluster IDs, want 1", args, len(got))
 		}
+		for id := range got {
+			if !strings.Contains(summary, `"cluster":"`+id+`"`) {
+				t.Errorf("%v: ID %s not in the summary %s", args, id, summary)
+			}
+		}
+	}
+	// A window of 2 prints the first two before the third merges them.
+	if got, _ := ids("mine", "--json", "--window", "2", "-"); len(got) != 2 {
+		t.Errorf("--window 2: %d cluster IDs, want 2", len(got))
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestMineLiveInputIsNotHeldBack: lines held for the window are printed
+// once the input pauses, so a live tail shows them within about a second.
+func TestMineLiveInputIsNotHeldBack(t *testing.T) {
+	pr, pw := io.Pipe()
+	var out lockedBuffer
+	m := patterns.NewMiner(patterns.MinerOptions{})
+	done := make(chan error, 1)
+	go func() { done <- mineStream(t.Context(), pr, &out, m, true, defaultMineWindow) }()
+	if _, err := io.WriteString(pw, "disk quota exceeded on volume vol-17\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(mineIdle + 3*time.Second)
+	for !strings.Contains(out.String(), `"line":1`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("line 1 not printed %s after the input paused; output %q", mineIdle+3*time.Second, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
