@@ -3,11 +3,13 @@ package kb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/search/query"
 )
 
@@ -152,29 +154,41 @@ func facets(res *bleve.SearchResult) map[string][]FacetCount {
 }
 
 // phraseBonus adds to the score of each hit whose signatures contain text
-// as a phrase, and re-sorts the hits.
+// as a phrase, and re-sorts the hits. The phrase is checked on the hits'
+// stored signatures, analysed as the index analyses them: a phrase query
+// restricted to the hits would still walk every document holding all the
+// words (bleve's phrase searcher advances past a document that lacks the
+// phrase by scanning on), 20 ms at 10,000 incidents for common words.
 func (k *KB) phraseBonus(ctx context.Context, text string, hits []SearchHit) error {
 	if len(hits) == 0 {
+		return nil
+	}
+	an := k.idx.Mapping().AnalyzerNamed(logAnalyzerName)
+	if an == nil {
+		return fmt.Errorf("search phrase: no analyzer %s", logAnalyzerName)
+	}
+	want := termsOf(an.Analyze([]byte(text)))
+	if len(want) < 2 {
 		return nil
 	}
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	p := bleve.NewMatchPhraseQuery(text)
-	p.Analyzer = logAnalyzerName
-	p.SetField("signatures")
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(bleve.NewDocIDQuery(ids), p), len(ids), 0, false)
+	req := bleve.NewSearchRequestOptions(bleve.NewDocIDQuery(ids), len(ids), 0, false)
+	req.Fields = []string{"signatures"}
 	res, err := k.idx.SearchInContext(ctx, req)
 	if err != nil {
 		return fmt.Errorf("search phrase: %w", err)
 	}
-	if len(res.Hits) == 0 {
-		return nil
-	}
 	phrase := make(map[string]bool, len(res.Hits))
 	for _, h := range res.Hits {
-		phrase[h.ID] = true
+		phrase[h.ID] = slices.ContainsFunc(strs(h.Fields["signatures"]), func(sigs string) bool {
+			return hasPhrase(an, sigs, want)
+		})
+	}
+	if len(phrase) == 0 {
+		return nil
 	}
 	top := hits[0].Score
 	for i := range hits {
@@ -184,6 +198,51 @@ func (k *KB) phraseBonus(ctx context.Context, text string, hits []SearchHit) err
 	}
 	sort.SliceStable(hits, func(a, b int) bool { return hits[a].Score > hits[b].Score })
 	return nil
+}
+
+// hasPhrase reports whether one line of text has the terms of want in a
+// row, once analysed. Only lines holding every term as a substring are
+// analysed (the analyser lowercases, so the substrings are looked up in
+// the lowercased line): most lines are ruled out without it.
+func hasPhrase(an analysis.Analyzer, text string, want []string) bool {
+	for line := range strings.Lines(text) {
+		low := strings.ToLower(line)
+		if !allSubstrings(low, want) {
+			continue
+		}
+		if containsRun(termsOf(an.Analyze([]byte(line))), want) {
+			return true
+		}
+	}
+	return false
+}
+
+func allSubstrings(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// termsOf lists a token stream's terms in order.
+func termsOf(ts analysis.TokenStream) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = string(t.Term)
+	}
+	return out
+}
+
+// containsRun reports whether want occurs in terms as consecutive terms.
+func containsRun(terms, want []string) bool {
+	for i := 0; i+len(want) <= len(terms); i++ {
+		if slices.Equal(terms[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
 }
 
 // highlight fills the fragments of hits.

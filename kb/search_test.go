@@ -119,3 +119,26 @@ func sameFacets(a, b []kb.FacetCount) bool {
 	}
 	return true
 }
+
+// TestSearchPhraseInSignaturesRanksFirst: a multi-word query that an
+// incident's log line holds word for word, in order, puts that incident
+// above one that has the words more often but apart, or in another order,
+// or split over two lines.
+func TestSearchPhraseInSignaturesRanksFirst(t *testing.T) {
+	ctx := context.Background()
+	k := kbtest.Open(t)
+	phrase := kbtest.Incident("phrase", "Sandbox", "Warning FailedCreatePodSandBox kubelet failed to set up sandbox container network")
+	apart := kbtest.Incident("apart", "Sandbox container network: set up", "Warning network up failed, set the sandbox of container network: network network")
+	apart.Body = "sandbox network failed network sandbox network container network set up"
+	split := kbtest.Incident("split", "Split", "error: failed to set up\nsandbox container network was missing")
+	if err := k.Write(ctx, kb.Write{Incidents: []*kb.Incident{phrase, apart, split}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := k.Search(ctx, kb.SearchRequest{Query: "set up sandbox container network"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) < 3 || res.Hits[0].ID != "phrase" {
+		t.Fatalf("Search = %v, want phrase first of 3", ids(res.Hits))
+	}
+}
