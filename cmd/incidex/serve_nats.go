@@ -64,11 +64,18 @@ func serveScaled(ctx context.Context, e *env, cfg *Config, r roles, addrSet bool
 	}
 	defer s.nc.Close()
 	var err error
-	if s.pub, err = cluster.NewPublisher(s.js, cluster.PublisherOptions{Logger: s.log}); err != nil {
-		return err
+	// Workers publish results, and the writer tombstones for the dead letters
+	// it finds; a receiver publishes none.
+	if r.has(roleWorker | roleWriter) {
+		if s.pub, err = cluster.NewPublisher(s.js, cluster.PublisherOptions{Logger: s.log}); err != nil {
+			return err
+		}
 	}
 	s.q, err = queue.OpenJetStream(ctx, s.nc, queue.JetStreamOptions{MaxBytes: cfg.QueueBytes, AckWait: cfg.AckWait, Logger: s.log, Registry: s.reg,
 		OnDead: func(ctx context.Context, seq uint64, reason string) {
+			if s.pub == nil {
+				return // a receiver never dequeues nor buries
+			}
 			if err := s.pub.Tombstone(ctx, seq, reason); err != nil {
 				s.log.Warn("tombstone for a dead letter", "seq", seq, "err", err)
 			}

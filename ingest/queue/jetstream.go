@@ -382,12 +382,7 @@ func (q *JetStream) Dequeue(ctx context.Context, _ int) (*Batch, error) {
 
 // next returns the next pulled message, starting the puller on first use.
 func (q *JetStream) next(ctx context.Context) (jetstream.Msg, error) {
-	stop := context.AfterFunc(ctx, func() {
-		q.mu.Lock()
-		q.cond.Broadcast()
-		q.mu.Unlock()
-	})
-	defer stop()
+	defer wakeOnDone(ctx, &q.mu, q.cond)()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.started && !q.closed {

@@ -113,12 +113,7 @@ func (q *MemQueue) Enqueue(_ context.Context, recs []decode.Record) error {
 
 // Dequeue implements Queue.
 func (q *MemQueue) Dequeue(ctx context.Context, max int) (*Batch, error) {
-	stop := context.AfterFunc(ctx, func() {
-		q.mu.Lock()
-		q.cond.Broadcast()
-		q.mu.Unlock()
-	})
-	defer stop()
+	defer wakeOnDone(ctx, &q.mu, q.cond)()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for q.n == 0 {
@@ -159,6 +154,16 @@ func (q *MemQueue) Len() int {
 
 // Cap returns the queue's capacity in records.
 func (q *MemQueue) Cap() int { return len(q.buf) }
+
+// wakeOnDone wakes the waiters on c when ctx is done, so that a Dequeue
+// blocked on c sees the cancellation; the returned function stops it.
+func wakeOnDone(ctx context.Context, mu sync.Locker, c *sync.Cond) func() bool {
+	return context.AfterFunc(ctx, func() {
+		mu.Lock()
+		c.Broadcast()
+		mu.Unlock()
+	})
+}
 
 type keyCtx struct{}
 

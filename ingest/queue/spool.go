@@ -368,12 +368,7 @@ func appendEntry(dst []byte, seq uint64, payload []byte) []byte {
 // Dequeue implements Queue: it returns the next entry's records. The
 // checkpoint is the sequence number of the entry after it, in decimal.
 func (s *Spool) Dequeue(ctx context.Context, _ int) (*Batch, error) {
-	stop := context.AfterFunc(ctx, func() {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer stop()
+	defer wakeOnDone(ctx, &s.mu, s.cond)()
 	s.mu.Lock()
 	for s.readSeq >= s.synced {
 		if s.closed && !s.flushing {
