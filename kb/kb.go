@@ -46,6 +46,10 @@ type KB struct {
 	now    func() time.Time
 	locked bool // the index exists but another process holds it
 
+	// persisting counts index batches searchable but not yet persisted;
+	// Close waits for them (see closeIndex).
+	persisting sync.WaitGroup
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -123,12 +127,31 @@ func (k *KB) Close() error {
 	k.closeOnce.Do(func() {
 		var errs []error
 		if k.idx != nil {
-			errs = append(errs, k.idx.Close())
+			errs = append(errs, k.closeIndex())
 		}
 		errs = append(errs, k.db.Close())
 		k.closeErr = errors.Join(errs...)
 	})
 	return k.closeErr
+}
+
+// persistWait bounds how long Close waits for the index to persist.
+const persistWait = 30 * time.Second
+
+// closeIndex waits for the batches not yet persisted, then closes the
+// index. Closing the index drops what it has not persisted; the writable
+// open after it would replay index_pending, but a read-only open cannot,
+// and would search an index with incidents missing. If the wait runs out
+// the rows stay and the next writable open replays them.
+func (k *KB) closeIndex() error {
+	done := make(chan struct{})
+	go func() { k.persisting.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(persistWait):
+		k.log.Warn("index not persisted before close; replayed at next start", "waited", persistWait)
+	}
+	return k.idx.Close()
 }
 
 // Dir returns the data directory.

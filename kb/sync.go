@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // indexBatch bounds how many incidents go into one index batch.
@@ -57,7 +58,10 @@ func (k *KB) indexChunk(ctx context.Context, ids []string, known map[string]*Inc
 	if err != nil {
 		return err
 	}
+	k.persisting.Add(1)
+	persisted := sync.OnceFunc(k.persisting.Done)
 	b.SetPersistedCallback(func(err error) {
+		defer persisted()
 		if err != nil {
 			k.log.Warn("index batch not persisted; replayed at next start", "err", err)
 			return
@@ -67,6 +71,7 @@ func (k *KB) indexChunk(ctx context.Context, ids []string, known map[string]*Inc
 		}
 	})
 	if err := k.idx.Batch(b); err != nil {
+		persisted()
 		return fmt.Errorf("index batch: %w", err)
 	}
 	return nil
