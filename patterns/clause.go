@@ -52,7 +52,9 @@ func Clauses(example string) []string {
 		}
 		// Two distinctive words: a clause stands for the failure on its
 		// own, so "secret \"x\" not found" (one word and a name) is not one.
-		if distinct < 2 || !IsFailure(c) && !(parentFails && words >= 3) {
+		// A longer run of plain words is distinctive as a phrase ("server
+		// gave HTTP response to HTTPS client": one rare word, five others).
+		if distinct < 2 && (distinct < 1 || words < 6) || !IsFailure(c) && !(parentFails && words >= 3) {
 			return
 		}
 		*dst = append(*dst, c)

@@ -26,6 +26,10 @@ func TestClauses(t *testing.T) {
 	// The quoted message of an exception.
 	f(`PHP Fatal error:  Uncaught exception 'PDOException' with message 'SQLSTATE[HY000] [1040] Too many connections' in db.php:33`,
 		`SQLSTATE[HY000] [1040] Too many connections`)
+	// A run of plain words is distinctive as a phrase, though only one
+	// of them is rare: docker's message after its wrapper's "http: ".
+	f(`time="2016-11-11T23:08:13+01:00" level=error msg="Attempting next endpoint for push after error: Get https://10.0.0.15:5000/v2/: http: server gave HTTP response to HTTPS client"`,
+		`server gave HTTP response to HTTPS client`)
 	// A name is not a distinctive word: a clause needs two besides it.
 	f(`Error: user "7f3a9c": forbidden`)
 	// Too short to stand alone.

@@ -1,6 +1,9 @@
 package patterns
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Level is a severity inferred from a line's prefix or record.
 type Level uint8
@@ -164,12 +167,16 @@ var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
 func syslogPrefix(s string) int {
 	i := 0
 	switch {
-	case isMonth(s):
-		i = 3
+	case monthLen(s) > 0:
+		i = monthLen(s)
 		for i < len(s) && s[i] == ' ' {
 			i++
 		}
-		i = digitsAt(s, i)
+		d := digitsAt(s, i)
+		if d == i || d-i > 2 {
+			return 0
+		}
+		i = d
 		if i < len(s) && s[i] == ' ' {
 			i++
 		}
@@ -204,16 +211,31 @@ func syslogPrefix(s string) int {
 	return t + colon + 2
 }
 
-func isMonth(s string) bool {
-	if len(s) < 4 || s[3] != ' ' {
-		return false
-	}
-	for _, m := range months {
-		if s[:3] == m {
-			return true
+// monthLen returns the length of the month name s starts with, up to the
+// space after it, or 0. Besides the English abbreviations, journalctl
+// prints the host locale's ("déc.", "Dez", "mar", "août"): any short word
+// of letters, with an optional dot, counts, since a day and a clock time
+// must follow it.
+func monthLen(s string) int {
+	if len(s) >= 4 && s[3] == ' ' {
+		for _, m := range months {
+			if s[:3] == m {
+				return 3
+			}
 		}
 	}
-	return false
+	i := 0
+	for i < len(s) && i <= 8 && (isLetter(s[i]) || s[i] >= 0x80) {
+		i++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+	}
+	letters := utf8.RuneCountInString(strings.TrimSuffix(s[:i], "."))
+	if letters < 3 || letters > 5 || i >= len(s) || s[i] != ' ' {
+		return 0
+	}
+	return i
 }
 
 // clockEnd returns the index after a clock time starting at i, or -1.

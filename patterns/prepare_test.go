@@ -9,6 +9,10 @@ func TestPrepare(t *testing.T) {
 	}{
 		{"klog", `E0412 03:12:45.120931    2211 pod_workers.go:1301] "Error syncing pod" err="x"`, `"Error syncing pod" err="x"`, LevelError},
 		{"journald around klog", `Apr 12 03:12:45 worker-2 kubelet[2211]: W0412 03:12:45.120931 2211 kubelet.go:1] "slow"`, `"slow"`, LevelWarn},
+		{"journald, French locale", `déc. 11 08:29:21 lingerie systemd[1]: ebusd.service: Failed with result 'exit-code'.`, `ebusd.service: Failed with result 'exit-code'.`, LevelUnknown},
+		{"journald, German locale", `Dez 17 17:48:09 nakamoto systemd[1]: bitcoind.service: Scheduled restart job`, `bitcoind.service: Scheduled restart job`, LevelUnknown},
+		{"journald, lower-case month", `mar 07 13:28:11 ubuntu-miniflux systemd[1]: miniflux.service: Main process exited`, `miniflux.service: Main process exited`, LevelUnknown},
+		{"a word, a number and a clock without a program tag are no header", `Retry 3 12:00:00 is not a clock prefix: x`, `Retry 3 12:00:00 is not a clock prefix: x`, LevelUnknown},
 		{"journald iso", `2024-04-12T03:12:45+0000 worker-2 containerd[880]: failed to reserve sandbox name`, `failed to reserve sandbox name`, LevelUnknown},
 		{"logrus", `time="2024-04-12T03:12:45.120931Z" level=error msg="Failed to destroy network" error="boom"`, `msg="Failed to destroy network" error="boom"`, LevelError},
 		{"cri file", `2024-04-12T03:12:45.120931Z stderr F panic: assignment to entry in nil map`, `panic: assignment to entry in nil map`, LevelUnknown},
