@@ -115,7 +115,6 @@ type preSig struct {
 
 // compiled is a signature ready for scoring.
 type compiled struct {
-	pat          *Pattern
 	toks         []sigToken
 	types        []typeInfo
 	total        float32 // Σ type weights
@@ -219,15 +218,6 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	s.countDF(pats)
 	s.compileAll(pats)
 	s.dropGenericClauses(pats)
-	for i := range s.pats {
-		if s.defs[i].Clause {
-			// A clause is a part of its signature's line: 10,000 example
-			// lines have about 23,000 clauses, and their patterns would
-			// hold a copy of most of the lines' tokens. What matching
-			// needs is compiled; Pattern parses a clause again.
-			s.pats[i].pat = nil
-		}
-	}
 	groupIdx := map[string]int32{}
 	for i := range s.defs {
 		g, ok := groupIdx[s.defs[i].Group]
@@ -279,7 +269,7 @@ func (s *Set) compileAll(pats []*Pattern) {
 func (s *Set) dropGenericClauses(pats []*Pattern) {
 	var drop []bool
 	for i := range s.defs {
-		if s.defs[i].Clause && s.Info(i).Generic {
+		if s.defs[i].Clause && s.info(i, pats[i]).Generic {
 			if drop == nil {
 				drop = make([]bool, len(s.defs))
 			}
@@ -504,7 +494,7 @@ type compileBuf struct {
 }
 
 func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compileBuf) compiled {
-	c := compiled{pat: p, boost: float32(d.Boost)}
+	c := compiled{boost: float32(d.Boost)}
 	if c.boost <= 0 {
 		c.boost = 1
 	}
@@ -786,13 +776,15 @@ func (s *Set) Len() int { return len(s.defs) }
 // Def returns the definition of signature i.
 func (s *Set) Def(i int) Def { return s.defs[i] }
 
-// Pattern returns the parsed pattern of signature i.
+// Pattern returns the parsed pattern of signature i. No pattern is kept
+// once compiled: what matching needs is in the compiled records, and 10,000
+// example lines with their 23,000 clauses would hold about 8 MB of parsed
+// tokens. Parsed again, a signature's text gives the pattern it was
+// compiled from; explanations and captures, which only matches need, ask
+// for it.
 func (s *Set) Pattern(i int) *Pattern {
-	if p := s.pats[i].pat; p != nil {
-		return p
-	}
-	// A clause keeps no pattern: parsed again, its text gives the one it
-	// was compiled from.
+	// No pattern is kept (see Compile): parsed again, a signature's text
+	// gives the one it was compiled from.
 	p, _ := patternOf(s.defs[i])
 	return p
 }
@@ -820,8 +812,11 @@ type Info struct {
 }
 
 // Info returns how specific signature i is.
-func (s *Set) Info(i int) Info {
-	c, pat := &s.pats[i], s.Pattern(i)
+func (s *Set) Info(i int) Info { return s.info(i, s.Pattern(i)) }
+
+// info is Info with signature i's parsed pattern.
+func (s *Set) info(i int, pat *Pattern) Info {
+	c := &s.pats[i]
 	var info Info
 	var vague float32
 	for k, ti := range c.types {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/incidex/incidex/bench/benchgen"
+	"github.com/incidex/incidex/kb"
 	"github.com/incidex/incidex/patterns"
 )
 
@@ -25,6 +26,25 @@ func variantInput(b *testing.B) []string {
 		b.Fatal(err)
 	}
 	return in
+}
+
+// BenchmarkStarterMatchHit: the webhook's whole path for a failure line:
+// the best incident, then the hit it records (incident, signature,
+// captures).
+func BenchmarkStarterMatchHit(b *testing.B) {
+	in := variantInput(b)
+	m := starterMatcher(b, starterIncidents(b))
+	dst := make([]patterns.Match, 0, 8)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		line := in[i%len(in)]
+		dst = m.Best(line, patterns.Stream, 0, 1, dst[:0])
+		for _, pm := range dst {
+			_ = m.Hit(line, pm, kb.MatchOptions{})
+		}
+		i++
+	}
 }
 
 // BenchmarkStarterNoMatch: healthy-cluster lines against the starter.
