@@ -48,7 +48,7 @@ type KB struct {
 
 	// persisting counts index batches searchable but not yet persisted;
 	// Close waits for them (see closeIndex).
-	persisting sync.WaitGroup
+	persisting inFlight
 
 	closeOnce sync.Once
 	closeErr  error
@@ -144,14 +144,52 @@ const persistWait = 30 * time.Second
 // and would search an index with incidents missing. If the wait runs out
 // the rows stay and the next writable open replays them.
 func (k *KB) closeIndex() error {
-	done := make(chan struct{})
-	go func() { k.persisting.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-k.persisting.drained():
 	case <-time.After(persistWait):
 		k.log.Warn("index not persisted before close; replayed at next start", "waited", persistWait)
 	}
 	return k.idx.Close()
+}
+
+// inFlight counts operations under way and tells when none is. Unlike a
+// sync.WaitGroup, an operation may start while someone waits: a write that
+// races with Close is waited for, or not, but is never a misuse.
+type inFlight struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed when n drops to 0; nil while n is 0
+}
+
+// start counts one more operation, and returns the function that ends it
+// (calling it more than once is harmless).
+func (f *inFlight) start() func() {
+	f.mu.Lock()
+	if f.n == 0 {
+		f.zero = make(chan struct{})
+	}
+	f.n++
+	f.mu.Unlock()
+	return sync.OnceFunc(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.n--; f.n == 0 {
+			close(f.zero)
+			f.zero = nil
+		}
+	})
+}
+
+// drained returns a channel closed once no operation is under way.
+func (f *inFlight) drained() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return f.zero
 }
 
 // Dir returns the data directory.

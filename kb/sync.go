@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // indexBatch bounds how many incidents go into one index batch.
@@ -58,8 +57,7 @@ func (k *KB) indexChunk(ctx context.Context, ids []string, known map[string]*Inc
 	if err != nil {
 		return err
 	}
-	k.persisting.Add(1)
-	persisted := sync.OnceFunc(k.persisting.Done)
+	persisted := k.persisting.start()
 	b.SetPersistedCallback(func(err error) {
 		defer persisted()
 		if err != nil {
