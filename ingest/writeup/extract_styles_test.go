@@ -43,6 +43,36 @@ func TestSignaturesFromEveryStyle(t *testing.T) {
 	}
 }
 
+// A pasted line with no error word becomes a signature when the prose
+// quotes it: its author has said that is the message. Without the quote
+// it stays out (most such lines are the chatter around a failure).
+func TestQuotedInProseMakesAQuietLineASignature(t *testing.T) {
+	block := "```\nJun 02 04:10:11 pi systemd[1]: zigbee.service: Scheduled restart job, restart counter is at 5.\nJun 02 04:10:11 pi systemd[1]: zigbee.service: Start request repeated too quickly.\n```\n"
+	sigs := func(doc string) string {
+		t.Helper()
+		incs, err := ParseWriteup("w.md", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range incs[0].Signatures {
+			got = append(got, s.Text)
+		}
+		return strings.Join(got, "\n")
+	}
+	quoted := "# Zigbee bridge stays down\n\n" + block + "\n## Cause\n\nThe unit crashed five times in ten seconds and systemd stopped trying (\"start request repeated too quickly\").\n"
+	if got := sigs(quoted); !strings.Contains(got, "Start request repeated too quickly") {
+		t.Errorf("the line the prose quotes is not a signature: %q", got)
+	}
+	if got := sigs(quoted); strings.Contains(got, "Scheduled restart job") {
+		t.Errorf("a line the prose does not quote became a signature: %q", got)
+	}
+	plain := "# Zigbee bridge stays down\n\n" + block + "\n## Cause\n\nThe unit crashed five times in ten seconds.\n"
+	if got := sigs(plain); strings.Contains(got, "Start request repeated") {
+		t.Errorf("without a quote in the prose, the quiet line became a signature: %q", got)
+	}
+}
+
 // TestEventRowsAreNotContinuations: in a log block, an indented kubectl
 // event row is its own entry, and describe's Events heading and column
 // heads are not text.

@@ -19,12 +19,18 @@ var mdParser = goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser()
 
 // mdDoc collects what a walk over a write-up's AST finds.
 type mdDoc struct {
-	src      []byte
-	title    string
-	heads    []heading
-	blocks   []kb.Block
-	steps    []kb.Step
-	cands    []sigCandidate
+	src    []byte
+	title  string
+	heads  []heading
+	blocks []kb.Block
+	steps  []kb.Step
+	cands  []sigCandidate
+	// quiet are pasted log lines that do not read as failures, and
+	// pointers the prose's quotes and inline code that do not either: a
+	// quiet line that the prose quotes is the message its author means
+	// (see pointedLogs).
+	quiet    []sigCandidate
+	pointers []string
 	refs     []kb.Ref
 	date     string
 	firstPar string
@@ -82,7 +88,8 @@ func parseMarkdown(name string, data []byte) (*kb.Incident, []string, error) {
 		inc.Summary = trimLeadIn(d.firstPar)
 	}
 	cands := curated(fm.Signatures)
-	inc.Signatures, err = buildSignatures(inc.ID, inc.Pins, append(cands, d.cands...))
+	cands = append(cands, d.cands...)
+	inc.Signatures, err = buildSignatures(inc.ID, inc.Pins, append(cands, d.pointedLogs()...))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,13 +276,46 @@ func (d *mdDoc) addCode(lang string, lines []string) {
 }
 
 func (d *mdDoc) addCandidate(s, section string, minTokens int) {
-	if errorText(s, minTokens) {
-		kind := kb.SigCode
-		if isEventLine(s) {
-			kind = kb.SigEvent
-		}
-		d.cands = append(d.cands, sigCandidate{text: s, kind: kind, section: section})
+	kind := kb.SigCode
+	if isEventLine(s) {
+		kind = kb.SigEvent
 	}
+	c := sigCandidate{text: s, kind: kind, section: section}
+	if errorText(s, minTokens) {
+		d.cands = append(d.cands, c)
+		return
+	}
+	d.quiet = append(d.quiet, c)
+}
+
+// minPointerWords is how many words a quote needs to point at a log line.
+const minPointerWords = 3
+
+// addPointer keeps a quote or inline code of the prose that is not error
+// text itself but may point at a pasted line.
+func (d *mdDoc) addPointer(q string) {
+	q = strings.ToLower(strings.Join(strings.Fields(q), " "))
+	if len(strings.Fields(q)) >= minPointerWords && !isCommandLine(q) {
+		d.pointers = append(d.pointers, q)
+	}
+}
+
+// pointedLogs returns the pasted log lines that do not read as failures
+// but that the prose quotes: "systemd then gives up for good: \"Start
+// request repeated too quickly\"" names the line of the journal its
+// author means, though the line has no error word.
+func (d *mdDoc) pointedLogs() []sigCandidate {
+	var out []sigCandidate
+	for _, c := range d.quiet {
+		line := strings.ToLower(strings.Join(strings.Fields(c.text), " "))
+		for _, p := range d.pointers {
+			if strings.Contains(line, p) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // inBlockquote reports whether n sits in a blockquote (at any depth).
@@ -361,13 +401,18 @@ func (d *mdDoc) addProse(n ast.Node) {
 		if errorText(q, 4) {
 			d.cands = append(d.cands, sigCandidate{text: q, kind: kb.SigQuote, section: sec})
 			d.blocks = append(d.blocks, kb.Block{Section: sec, Heading: d.section().text, Lang: "quote", Class: ClassLog, Lines: []string{q}})
+			continue
 		}
+		d.addPointer(q)
 	}
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		if cs, ok := c.(*ast.CodeSpan); ok {
 			t := inlineText(cs, d.src)
-			if !isCommandLine(t) && !strings.HasPrefix(strings.TrimSpace(t), "/") && errorText(t, 3) {
+			switch {
+			case !isCommandLine(t) && !strings.HasPrefix(strings.TrimSpace(t), "/") && errorText(t, 3):
 				d.cands = append(d.cands, sigCandidate{text: t, kind: kb.SigQuote, section: sec})
+			default:
+				d.addPointer(t)
 			}
 		}
 	}
