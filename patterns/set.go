@@ -401,6 +401,11 @@ func (s *Set) buildVocab() []errMask {
 		}
 	}
 	v := newVocab(len(words))
+	nposts := 0
+	for _, ps := range posts {
+		nposts += len(ps)
+	}
+	v.posts = make([]posting, 0, nposts) // exact: it is kept for good
 	errBits := map[uint64]uint8{}
 	for _, w := range words {
 		e := w.e
@@ -422,6 +427,17 @@ func (s *Set) buildVocab() []errMask {
 		c := &s.pats[i]
 		c.litWord = make([]int32, len(c.toks))
 		c.sameNext = make([]int32, len(c.toks))
+		// One first position and one bag entry per literal type: exact
+		// sizes, since append's doubling would leave up to half of what
+		// 30,000 signatures keep unused (slices.Clip keeps the capacity).
+		lits := 0
+		for _, ti := range c.types {
+			if ti.literal {
+				lits++
+			}
+		}
+		c.firstWords = make([]int32, 0, lits)
+		c.bagLits = make([]bagLit, 0, lits)
 		last := map[int32]int{}
 		for k, t := range c.toks {
 			c.litWord[k], c.sameNext[k] = -1, -1
@@ -451,8 +467,6 @@ func (s *Set) buildVocab() []errMask {
 			}
 			c.bagLits = append(c.bagLits, b)
 		}
-		c.firstWords = slices.Clip(c.firstWords)
-		c.bagLits = slices.Clip(c.bagLits)
 	}
 	return errMasks
 }
