@@ -29,6 +29,8 @@ var (
 		{"caused by", 2}, {"the trigger was", 3}, {"was triggered by", 3}, {"triggered by", 2}, {"stemmed from", 2},
 		{"the culprit", 3}, {"the problem was", 2}, {"the issue was", 2}, {"was the result of", 2}, {"resulted from", 2},
 		{"was due to", 2}, {"were due to", 2}, {"due to", 1}, {"because", 1},
+		{"traced the failure to", 3}, {"traced the outage to", 3}, {"traced the problem to", 3},
+		{"traced the issue to", 3}, {"traced the incident to", 3}, {"traced it to", 3}, {"was traced to", 3},
 	}
 	fixCues = []cue{
 		{"the fix was", 5}, {"we fixed", 4}, {"fixed it by", 4}, {"fixed by", 3}, {"was fixed", 3}, {"were fixed", 3},
