@@ -12,7 +12,7 @@ import (
 // names the error, and the explanation says so.
 func TestMatchThroughClause(t *testing.T) {
 	sigs := []Signature{
-		{ID: "s-pg", IncidentID: "pg-auth", Kind: SigQuote, Text: `web_db_1 | 2022-06-03 18:25:00.792 UTC [108] FATAL:  password authentication failed for user "svc_7f3a"`},
+		{ID: "s-pg", IncidentID: "pg-auth", Kind: SigQuote, Text: `PG::ConnectionBad: FATAL:  password authentication failed for user "svc_7f3a"`},
 		{ID: "s-mysql", IncidentID: "mysql-conns", Kind: SigCode, Text: `[Thu Jul 28 20:17:37 2011] [error] [client 192.168.0.9] PHP Fatal error:  Uncaught exception 'PDOException' with message 'SQLSTATE[HY000] [1040] Too many connections' in common.inc.php:33`},
 	}
 	refs := map[string]*IncidentRef{"pg-auth": {ID: "pg-auth"}, "mysql-conns": {ID: "mysql-conns"}}

@@ -19,7 +19,7 @@ func TestClauses(t *testing.T) {
 		}
 	}
 	// The message inside a wrapper.
-	f(`squarelet_postgres_1      | 2022-06-03 18:25:00.792 UTC [108] FATAL:  password authentication failed for user "app"`,
+	f(`sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) connection to server at "db" (10.0.0.5), port 5432 failed: FATAL:  password authentication failed for user "app"`,
 		`password authentication failed for user "app`)
 	f(`Error: UPGRADE FAILED: another operation (install/upgrade/rollback) is in progress`,
 		`another operation (install/upgrade/rollback) is in progress`)

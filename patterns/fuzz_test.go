@@ -8,6 +8,12 @@ import (
 )
 
 var fuzzSeeds = []string{
+	"db_1   | 2022-06-03 18:25:00.792 UTC [108] FATAL:  x failed",
+	"[Thu Dec  7 00:05:15 2017] Memory cgroup out of memory",
+	"[2017-08-14T09:29:37,167][WARN ][o.e.Logger] [n1] flood stage",
+	"2021-05-17 14:20:53.123 ERROR 1 --- [main] o.s.App : failed",
+	"déc. 11 08:29:21 host systemd[1]: x.service: Failed",
+
 	`E0412 03:12:45.120931    2211 log.go:32] "RunPodSandbox from runtime service failed" err="rpc error: code = Unknown desc = failed to setup network for sandbox \"4f1c0a9be3d2\": plugin type=\"flannel\" failed (add): loadFlannelSubnetEnv failed: open /run/flannel/subnet.env: no such file or directory"`,
 	`{"log":"dial tcp 10.43.0.1:443: i/o timeout\n","stream":"stderr"}`,
 	`Apr 12 03:12:45 worker-2 kubelet[2211]: W0412 03:12:45.1 2211 a.go:1] x`,

@@ -36,7 +36,7 @@ func ParseLevel(s string) Level {
 	switch string(buf[:len(s)]) {
 	case "d", "debug", "dbug", "trace", "trc", "7":
 		return LevelDebug
-	case "i", "info", "information", "informational", "notice", "note", "normal", "5", "6":
+	case "i", "info", "information", "informational", "notice", "note", "normal", "log", "5", "6": // PostgreSQL says LOG
 		return LevelInfo
 	case "w", "warn", "warning", "wrn", "4":
 		return LevelWarn
@@ -115,6 +115,15 @@ func prefixLen(s string) (int, Level) {
 		return 0, 0
 	}
 	if n, l := klogPrefix(s); n > 0 {
+		return n, l
+	}
+	if n := composePrefix(s); n > 0 {
+		return n, 0
+	}
+	if n := kmsgPrefix(s); n > 0 {
+		return n, 0
+	}
+	if n, l := bracketTimestampPrefix(s); n > 0 {
 		return n, l
 	}
 	if n := syslogPrefix(s); n > 0 {
@@ -340,20 +349,213 @@ func timestampLevelPrefix(s string) (int, Level) {
 	for i < len(s) && s[i] == ' ' {
 		i++
 	}
-	// A level word, bare or bracketed, and a bracketed pid after it.
-	j := i
-	for j < len(s) && s[j] != ' ' {
-		j++
+	// A zone ("UTC", "CEST", "+0200") and a bracketed pid ("[108]", as
+	// PostgreSQL's default prefix has them).
+	if j := zoneEnd(s, i); j > i {
+		i = skipSpaces(s, j)
 	}
-	word := strings.Trim(s[i:j], "[]")
-	if k := strings.IndexByte(word, ']'); k > 0 {
-		word = word[:k]
+	if j := bracketedPID(s, i); j > i {
+		i = skipSpaces(s, j)
 	}
-	if lvl := ParseLevel(word); lvl != LevelUnknown && len(word) > 1 {
-		for j < len(s) && s[j] == ' ' {
-			j++
-		}
-		return j, lvl
+	if j, lvl := levelWord(s, i); lvl != LevelUnknown {
+		j = bracketedPID(s, j) // calico's "[ERROR][41]"
+		return springHeader(s, skipSpaces(s, j)), lvl
 	}
 	return i, 0
+}
+
+// levelWord reads a level at i: bare, with a colon ("FATAL:  ", as
+// PostgreSQL writes it) or bracketed and padded ("[WARN ]", "[ERROR]").
+// It returns the index after it and the level, or LevelUnknown.
+func levelWord(s string, i int) (int, Level) {
+	if i >= len(s) {
+		return i, LevelUnknown
+	}
+	var word string
+	j := i
+	if s[i] == '[' {
+		k := strings.IndexByte(s[i:min(len(s), i+12)], ']')
+		if k < 0 {
+			return i, LevelUnknown
+		}
+		word, j = strings.TrimSpace(s[i+1:i+k]), i+k+1
+	} else {
+		for j < len(s) && s[j] != ' ' {
+			j++
+		}
+		word = strings.TrimSuffix(s[i:j], ":")
+		if k := strings.IndexByte(word, '['); k > 0 {
+			word = word[:k] // "ERROR[42]"
+		}
+		word = strings.TrimRight(word, "]")
+	}
+	if len(word) < 2 {
+		return i, LevelUnknown
+	}
+	return j, ParseLevel(word)
+}
+
+func skipSpaces(s string, i int) int {
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// springHeader returns the index after Spring Boot's "1 --- [main]
+// o.s.boot.SpringApplication : " at i (the pid, thread and logger between
+// the level and the message), or i.
+func springHeader(s string, i int) int {
+	j := digitsAt(s, i)
+	if j == i || !strings.HasPrefix(s[j:], " --- [") {
+		return i
+	}
+	k := strings.Index(s[j:min(len(s), j+160)], " : ")
+	if k < 0 {
+		return i
+	}
+	return skipSpaces(s, j+k+3)
+}
+
+// zoneEnd returns the index after a time zone at i ("UTC", "GMT",
+// "CEST", "+0200", "+02:00"), or i.
+func zoneEnd(s string, i int) int {
+	j := i
+	for j < len(s) && s[j] >= 'A' && s[j] <= 'Z' {
+		j++
+	}
+	if n := j - i; n >= 3 && n <= 4 && (j == len(s) || s[j] == ' ') {
+		return j
+	}
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		k := digitsAt(s, i+1)
+		if k < len(s) && s[k] == ':' {
+			k = digitsAt(s, k+1)
+		}
+		if n := k - i - 1; (n == 4 || n == 5) && (k == len(s) || s[k] == ' ') {
+			return k
+		}
+	}
+	return i
+}
+
+// bracketedPID returns the index after "[123]" or "[123-1]" at i (and a
+// colon right after it), or i.
+func bracketedPID(s string, i int) int {
+	if i >= len(s) || s[i] != '[' {
+		return i
+	}
+	j := digitsAt(s, i+1)
+	if j < len(s) && s[j] == '-' {
+		j = digitsAt(s, j+1)
+	}
+	if j == i+1 || j >= len(s) || s[j] != ']' {
+		return i
+	}
+	j++
+	if j < len(s) && s[j] == ':' {
+		j++
+	}
+	return j
+}
+
+// composePrefix: the service column of docker compose logs, "db_1    | "
+// (Compose v1) or "web-1  | " (v2): a name ending in its replica number,
+// padding, and a bar.
+func composePrefix(s string) int {
+	bar := strings.Index(s[:min(len(s), 80)], " | ")
+	if bar <= 0 {
+		return 0
+	}
+	name := strings.TrimRight(s[:bar], " ")
+	if name == "" || strings.IndexByte(name, ' ') >= 0 {
+		return 0
+	}
+	d := len(name)
+	for d > 0 && isDigit(name[d-1]) {
+		d--
+	}
+	if d == len(name) || d < 2 || (name[d-1] != '_' && name[d-1] != '-') {
+		return 0
+	}
+	for k := 0; k < d-1; k++ {
+		if c := name[k]; !isLetter(c) && !isDigit(c) && c != '_' && c != '-' && c != '.' {
+			return 0
+		}
+	}
+	return bar + 3
+}
+
+// kmsgPrefix: the kernel ring buffer's "[  152.700479] " (seconds since
+// boot) and dmesg -T's "[Thu Dec  7 00:05:15 2017] ".
+func kmsgPrefix(s string) int {
+	if s[0] != '[' {
+		return 0
+	}
+	end := strings.IndexByte(s[:min(len(s), 32)], ']')
+	if end < 0 || end+1 >= len(s) || s[end+1] != ' ' {
+		return 0
+	}
+	in := strings.TrimSpace(s[1:end])
+	if d := digitsAt(in, 0); d > 0 && d+1 < len(in) && in[d] == '.' && digitsAt(in, d+1) == len(in) {
+		return end + 2
+	}
+	if isCtime(in) {
+		return end + 2
+	}
+	return 0
+}
+
+// isCtime: "Thu Dec  7 00:05:15 2017", as dmesg -T and asctime print it.
+func isCtime(s string) bool {
+	if len(s) < 20 || !isLetter(s[0]) || !isLetter(s[1]) || !isLetter(s[2]) || s[3] != ' ' || monthLen(s[4:]) != 3 {
+		return false
+	}
+	i := skipSpaces(s, 7)
+	d := digitsAt(s, i)
+	if d == i || d-i > 2 || d >= len(s) || s[d] != ' ' {
+		return false
+	}
+	sp := strings.IndexByte(s[d+1:], ' ')
+	if sp < 0 || !isClock(s[d+1:d+1+sp]) {
+		return false
+	}
+	y := s[d+2+sp:]
+	return len(y) == 4 && allDigits(y)
+}
+
+// bracketTimestampPrefix: Elasticsearch's and log4j-style
+// "[2017-08-14T09:29:37,167][WARN ][o.e.c.r.a.DiskThresholdMonitor] "
+// headers: a bracketed timestamp, a bracketed level and the bracketed
+// logger after it.
+func bracketTimestampPrefix(s string) (int, Level) {
+	if s[0] != '[' {
+		return 0, 0
+	}
+	end := strings.IndexByte(s[:min(len(s), 40)], ']')
+	if end < 0 {
+		return 0, 0
+	}
+	if ts := s[1:end]; !isTimestamp(ts) && !(len(ts) > 11 && isDate(ts[:10]) && ts[10] == ' ' && isClock(ts[11:])) {
+		return 0, 0
+	}
+	i := skipSpaces(s, end+1)
+	j, lvl := levelWord(s, i)
+	if lvl == LevelUnknown {
+		return skipSpaces(s, end+1), 0
+	}
+	i = skipSpaces(s, j)
+	// The logger, and the node name Elasticsearch prints after it: bracketed
+	// names with no space in them.
+	for range 2 {
+		if i >= len(s) || s[i] != '[' {
+			break
+		}
+		k := strings.IndexByte(s[i:min(len(s), i+128)], ']')
+		if k <= 0 || strings.IndexByte(s[i:i+k], ' ') >= 0 {
+			break
+		}
+		i = skipSpaces(s, i+k+1)
+	}
+	return i, lvl
 }
