@@ -126,6 +126,11 @@ func prefixLen(s string) (int, Level) {
 	if n, l := bracketTimestampPrefix(s); n > 0 {
 		return n, l
 	}
+	if s[0] == '[' { // "[ERROR] Failed to execute goal", as Maven and many tools print it
+		if n, l := levelWord(s, 0); l != LevelUnknown && n < len(s) && s[n] == ' ' {
+			return skipSpaces(s, n), l
+		}
+	}
 	if n := syslogPrefix(s); n > 0 {
 		return n, 0
 	}

@@ -22,6 +22,7 @@ func TestPrepare(t *testing.T) {
 		{"a padded bracketed level", `2023-01-09T08:51:15.226+00:00 [WARN ] something broke`, `something broke`, LevelWarn},
 		{"spring boot", `2021-05-17 14:20:53.123 ERROR 1 --- [main] o.s.boot.SpringApplication : Application run failed`, `Application run failed`, LevelError},
 		{"PostgreSQL LOG", `2024-01-22 22:09:59.110 UTC [1] LOG:  database system is ready to accept connections`, `database system is ready to accept connections`, LevelInfo},
+		{"a bracketed level", `[ERROR] Failed to execute goal on project api: Could not resolve dependencies`, `Failed to execute goal on project api: Could not resolve dependencies`, LevelError},
 		{"journald iso", `2024-04-12T03:12:45+0000 worker-2 containerd[880]: failed to reserve sandbox name`, `failed to reserve sandbox name`, LevelUnknown},
 		{"logrus", `time="2024-04-12T03:12:45.120931Z" level=error msg="Failed to destroy network" error="boom"`, `msg="Failed to destroy network" error="boom"`, LevelError},
 		{"cri file", `2024-04-12T03:12:45.120931Z stderr F panic: assignment to entry in nil map`, `panic: assignment to entry in nil map`, LevelUnknown},
