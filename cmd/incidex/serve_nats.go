@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,6 +48,9 @@ type scaled struct {
 	js      jetstream.JetStream
 	q       *queue.JetStream
 	pub     *cluster.Publisher
+	// http listens from the start (see listenEarly); nil for a worker
+	// without --addr.
+	http *earlyHTTP
 
 	// The writer's parts (nil without the writer role).
 	k        *kb.KB
@@ -59,6 +63,15 @@ type scaled struct {
 func serveScaled(ctx context.Context, e *env, cfg *Config, r roles, addrSet bool) error {
 	s := &scaled{e: e, cfg: cfg, roles: r, addrSet: addrSet, log: cfg.logger(e).With("role", cfg.Role), reg: prometheus.NewRegistry()}
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if r.has(roleReceiver|roleWriter) || addrSet {
+		h, err := listenEarly(cfg.Addr, s.reg, s.log)
+		if err != nil {
+			return err
+		}
+		defer h.close()
+		s.http = h
+		fmt.Fprintf(e.stderr, "incidex: listening on %s, waiting for NATS %s\n", h.url, redactURL(cfg.NATSURL))
+	}
 	if err := s.connect(ctx); err != nil {
 		return err
 	}
@@ -168,7 +181,6 @@ func (s *scaled) run(ctx context.Context) error {
 	// HTTP: the receiver's webhook, the writer's UI and API, or a worker's
 	// /metrics when --addr was given.
 	var hs *http.Server
-	var ln net.Listener
 	if s.roles.has(roleReceiver|roleWriter) || s.addrSet {
 		var h http.Handler
 		if s.roles.has(roleReceiver | roleWriter) {
@@ -193,17 +205,8 @@ func (s *scaled) run(ctx context.Context) error {
 			mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`{"status":"ok"}`)) })
 			h = mux
 		}
-		var err error
-		if ln, err = net.Listen("tcp", s.cfg.Addr); err != nil {
-			return fmt.Errorf("listen %s: %w", s.cfg.Addr, err)
-		}
-		hs = newHTTPServer(h, s.log)
-		go func() {
-			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("http: %w", err)
-			}
-		}()
-		url := "http://" + ln.Addr().String()
+		hs = s.http.serve(h)
+		url := s.http.url
 		if s.roles.has(roleWriter) {
 			defer writeServeInfo(s.cfg.DataDir, url)()
 		}
@@ -289,3 +292,57 @@ func waitOr(wg *sync.WaitGroup, d time.Duration) {
 	case <-time.After(d):
 	}
 }
+
+// earlyHTTP is the HTTP listener of a scaled-out process, opened before
+// NATS is reached: pods start in any order, and until NATS answers the
+// process is alive (/healthz 200) but not ready. /readyz, the webhook and
+// every other route answer 503 with Retry-After, which forwarders retry,
+// rather than a refused connection. Once the roles are set up, serve puts
+// their handler in place on the same listener.
+type earlyHTTP struct {
+	ln  net.Listener
+	hs  *http.Server
+	url string
+	h   atomic.Pointer[http.Handler]
+}
+
+func listenEarly(addr string, reg *prometheus.Registry, log *slog.Logger) (*earlyHTTP, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", addr, err)
+	}
+	e := &earlyHTTP{ln: ln, url: "http://" + ln.Addr().String()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok","nats":"connecting"}`))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "5")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":"not ready: waiting for NATS"}` + "\n"))
+	})
+	var waiting http.Handler = mux
+	e.h.Store(&waiting)
+	e.hs = newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*e.h.Load()).ServeHTTP(w, r) }), log)
+	go func() {
+		if err := e.hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http", "err", err)
+		}
+	}()
+	return e, nil
+}
+
+// serve puts h in place of the waiting handler and returns the server
+// (the caller shuts it down).
+func (e *earlyHTTP) serve(h http.Handler) *http.Server {
+	e.h.Store(&h)
+	return e.hs
+}
+
+// close stops the listener if the process ends before serve (NATS never
+// came, a bad data directory); after serve, the caller's Shutdown has
+// closed it already and this does nothing.
+func (e *earlyHTTP) close() { _ = e.hs.Close() }
