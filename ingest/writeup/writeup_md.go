@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -295,7 +296,14 @@ const minPointerWords = 3
 // text itself but may point at a pasted line.
 func (d *mdDoc) addPointer(q string) {
 	q = strings.ToLower(strings.Join(strings.Fields(q), " "))
-	if len(strings.Fields(q)) >= minPointerWords && !isCommandLine(q) {
+	words := 0
+	for _, f := range strings.Fields(q) {
+		if strings.IndexFunc(f, unicode.IsLetter) >= 0 {
+			words++
+		}
+	}
+	// Words, not a setting ("max_connections = 2000") or a command.
+	if words >= minPointerWords && !isCommandLine(q) {
 		d.pointers = append(d.pointers, q)
 	}
 }
