@@ -77,13 +77,6 @@ func serveScaled(ctx context.Context, e *env, cfg *Config, r roles, addrSet bool
 	}
 	defer s.nc.Close()
 	var err error
-	// Workers publish results, and the writer tombstones for the dead letters
-	// it finds; a receiver publishes none.
-	if r.has(roleWorker | roleWriter) {
-		if s.pub, err = cluster.NewPublisher(s.js, cluster.PublisherOptions{Logger: s.log}); err != nil {
-			return err
-		}
-	}
 	s.q, err = queue.OpenJetStream(ctx, s.nc, queue.JetStreamOptions{MaxBytes: cfg.QueueBytes, AckWait: cfg.AckWait, Logger: s.log, Registry: s.reg,
 		OnDead: func(ctx context.Context, seq uint64, reason string) {
 			if s.pub == nil {
@@ -95,6 +88,14 @@ func serveScaled(ctx context.Context, e *env, cfg *Config, r roles, addrSet bool
 		}})
 	if err != nil {
 		return err
+	}
+	// Workers publish results, and the writer tombstones for the dead letters
+	// it finds; a receiver publishes none. Results name the records stream
+	// they are of (its epoch).
+	if r.has(roleWorker | roleWriter) {
+		if s.pub, err = cluster.NewPublisher(s.js, cluster.PublisherOptions{Epoch: s.q.Epoch(), Logger: s.log}); err != nil {
+			return err
+		}
 	}
 	if r.has(roleWriter) {
 		k, err := openKB(ctx, e, cfg, indexRequired)

@@ -40,6 +40,9 @@ type AppliedSet struct {
 	// Skipped counts the sequences treated as applied because the span
 	// passed its bound.
 	Skipped uint64
+	// Epoch is the records stream the sequences are of (Result.Epoch; 0
+	// until a result says).
+	Epoch int64
 }
 
 // NewAppliedSet returns an empty set (floor 0) that tracks at most maxSpan
@@ -133,7 +136,8 @@ func (s *AppliedSet) forceFloor(floor uint64) {
 
 // Encode returns the set as text for the knowledge base's queue checkpoint:
 // "applied:<floor>", plus ":<bitmap>" (unpadded base64url, bit i of byte j
-// is sequence floor+1+8j+i) when sequences above the floor are applied.
+// is sequence floor+1+8j+i) when sequences above the floor are applied,
+// plus ";epoch=<epoch>" once the epoch is known.
 func (s *AppliedSet) Encode() string {
 	floor := s.Floor()
 	var b []byte
@@ -150,8 +154,14 @@ func (s *AppliedSet) Encode() string {
 	if len(b) > 0 {
 		out += ":" + base64.RawURLEncoding.EncodeToString(b)
 	}
+	if s.Epoch != 0 {
+		out += epochSep + strconv.FormatInt(s.Epoch, 10)
+	}
 	return out
 }
+
+// epochSep comes before the epoch in an encoded set (base64url has no ';').
+const epochSep = ";epoch="
 
 // ErrNotAppliedSet is returned by ParseAppliedSet for a checkpoint that is
 // not an encoded applied set (such as a spool position).
@@ -164,6 +174,14 @@ func ParseAppliedSet(text string, maxSpan int) (*AppliedSet, error) {
 	if !ok {
 		return nil, ErrNotAppliedSet
 	}
+	var epoch int64
+	if r, e, ok := strings.Cut(rest, epochSep); ok {
+		n, err := strconv.ParseInt(e, 10, 64)
+		if err != nil || n == 0 || e != strconv.FormatInt(n, 10) {
+			return nil, fmt.Errorf("applied set epoch %q: not a non-zero decimal", e)
+		}
+		rest, epoch = r, n
+	}
 	num, bitmap, hasBitmap := strings.Cut(rest, ":")
 	floor, err := strconv.ParseUint(num, 10, 64)
 	if err != nil || num != strconv.FormatUint(floor, 10) {
@@ -173,7 +191,7 @@ func ParseAppliedSet(text string, maxSpan int) (*AppliedSet, error) {
 	if floor == ^uint64(0) {
 		return nil, fmt.Errorf("applied set floor %d: out of range", floor)
 	}
-	s.base = floor + 1
+	s.base, s.Epoch = floor+1, epoch
 	if !hasBitmap {
 		return s, nil
 	}

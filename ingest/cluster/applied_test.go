@@ -135,7 +135,8 @@ func TestAppliedSetBounded(t *testing.T) {
 }
 
 func TestParseAppliedSetErrors(t *testing.T) {
-	for _, in := range []string{"", "12345", "applied:", "applied:x", "applied:01", "applied:-1", "applied:5:", "applied:5:AA", "applied:5:AQ", "applied:5:!!", "applied:18446744073709551615"} {
+	for _, in := range []string{"", "12345", "applied:", "applied:x", "applied:01", "applied:-1", "applied:5:", "applied:5:AA", "applied:5:AQ", "applied:5:!!", "applied:18446744073709551615",
+		"applied:5;epoch=", "applied:5;epoch=0", "applied:5;epoch=x", "applied:5;epoch=07", "applied:5:Ag;epoch=1;epoch=2"} {
 		if _, err := ParseAppliedSet(in, 0); err == nil {
 			t.Errorf("ParseAppliedSet(%q) = nil error", in)
 		}
@@ -146,5 +147,12 @@ func TestParseAppliedSetErrors(t *testing.T) {
 	s, err := ParseAppliedSet("applied:5:Ag", 0) // bit 1: sequence 7
 	if err != nil || s.Floor() != 5 || !s.Has(7) || s.Has(6) || s.Has(8) {
 		t.Errorf("ParseAppliedSet(applied:5:Ag) = floor %d, 6 %v 7 %v 8 %v, %v", s.Floor(), s.Has(6), s.Has(7), s.Has(8), err)
+	}
+	// The epoch goes with the set, bitmap or not.
+	for _, in := range []string{"applied:5;epoch=1700000000000000000", "applied:5:Ag;epoch=1700000000000000000"} {
+		s, err := ParseAppliedSet(in, 0)
+		if err != nil || s.Epoch != 1700000000000000000 || s.Floor() != 5 || s.Encode() != in {
+			t.Errorf("ParseAppliedSet(%q) = epoch %d floor %d, encodes %q, %v", in, s.Epoch, s.Floor(), s.Encode(), err)
+		}
 	}
 }

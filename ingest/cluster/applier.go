@@ -63,6 +63,10 @@ type Applier struct {
 	set     *AppliedSet // touched only by Run's goroutine
 	encoded string      // set.Encode() as of the last Add
 	skipped uint64
+	// prev is the set of the records stream before the current one, kept
+	// (in memory) for its results still in flight when a recreated stream's
+	// first result came.
+	prev *AppliedSet
 
 	stats   ApplierStats
 	metrics *applierMetrics
@@ -172,7 +176,18 @@ func (a *Applier) apply(ctx context.Context, msg jetstream.Msg) error {
 			a.log.Debug("acknowledge result", "seq", res.Seq, "err", err)
 		}
 	}
-	isNew := a.set.Add(res.Seq)
+	set := a.setFor(res.Epoch)
+	isNew := set.Add(res.Seq)
+	if set != a.set {
+		// A late result of the records stream before the current one:
+		// deduplicated in memory, counted, not part of the checkpoint.
+		if !isNew && !a.opts.NoAppliedSet {
+			a.stats.Duplicates.Add(1)
+			a.metrics.duplicates.Add(1)
+			return a.occ.Observe(ctx, nil, a.encoded, ack)
+		}
+		return a.count(ctx, res, ack)
+	}
 	if isNew {
 		a.encoded = a.set.Encode()
 		if a.set.Skipped != a.skipped {
@@ -185,6 +200,37 @@ func (a *Applier) apply(ctx context.Context, msg jetstream.Msg) error {
 		a.metrics.duplicates.Add(1)
 		return a.occ.Observe(ctx, nil, a.encoded, ack)
 	}
+	return a.count(ctx, res, ack)
+}
+
+// setFor returns the applied set of the records stream named by epoch.
+// The first result that names one adopts it; a newer one means the stream
+// was deleted and created again, its sequences starting from 1: the set
+// starts empty for it, and the old one is kept for late results. A result
+// of an epoch older than both, or without one, goes to the current set.
+func (a *Applier) setFor(epoch int64) *AppliedSet {
+	switch {
+	case epoch == 0 || epoch == a.set.Epoch:
+		return a.set
+	case a.set.Epoch == 0:
+		a.set.Epoch = epoch
+		a.encoded = a.set.Encode()
+		return a.set
+	case epoch > a.set.Epoch:
+		a.log.Warn("the records stream was created again; its sequences start over", "old_epoch", a.set.Epoch, "epoch", epoch, "old_floor", a.set.Floor())
+		a.prev = a.set
+		a.set = NewAppliedSet(a.opts.MaxSpan)
+		a.set.Epoch = epoch
+		a.encoded, a.skipped = a.set.Encode(), 0
+		return a.set
+	case a.prev != nil && epoch == a.prev.Epoch:
+		return a.prev
+	}
+	return a.set
+}
+
+// count applies res to the stores; ack acknowledges it after the commit.
+func (a *Applier) count(ctx context.Context, res Result, ack func()) error {
 	var obs []kb.Observation
 	if res.Tombstone {
 		a.stats.Tombstones.Add(1)

@@ -451,3 +451,56 @@ func TestPublisherCarriesUnmatched(t *testing.T) {
 		t.Fatalf("emerging patterns = %+v, want one of 3 lines", list)
 	}
 }
+
+// TestRecreatedRecordsStreamCountsFromOne: a records stream deleted and
+// created again numbers its messages from 1 again. Its results carry its
+// epoch, so the writer starts a new applied set instead of taking them
+// all for ones it applied; a late result of the old stream still counts
+// once, and the new epoch survives a writer restart.
+func TestRecreatedRecordsStreamCountsFromOne(t *testing.T) {
+	n := startNATS(t)
+	js := n.connect(t)
+	k := kbtest.Open(t)
+	w := startWriter(t, js, k, ApplierOptions{})
+	oldEpoch, newEpoch := int64(1_700_000_000_000_000_000), int64(1_700_000_900_000_000_000)
+	pOld, err := NewPublisher(js, PublisherOptions{Epoch: oldEpoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pNew, err := NewPublisher(js, PublisherOptions{Epoch: newEpoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := scenario(t, js, pOld, 1, 40)
+	// The stream is created again: sequences 1.. again, in the new epoch.
+	w2, _ := scenario(t, js, pNew, 1, 30)
+	want += w2
+	// A late result of the old stream's message 41, and duplicates of both.
+	ctx := context.Background()
+	if err := pOld.Observe(ctx, batchObs(41), "41", nil); err != nil {
+		t.Fatal(err)
+	}
+	want += batchCount(41)
+	publishDuplicate(t, js, Result{Seq: 41, Epoch: oldEpoch, Obs: Aggregate(batchObs(41))}, 7)
+	publishDuplicate(t, js, Result{Seq: 30, Epoch: newEpoch, Obs: Aggregate(batchObs(30))}, 7)
+	if got := drained(t, js, k, w); got != want {
+		t.Fatalf("occurrences count %d lines, want exactly %d (stats: %d applied, %d duplicates)", got, want,
+			w.a.Stats().Applied.Load(), w.a.Stats().Duplicates.Load())
+	}
+	ck, err := k.QueueCheckpoint(ctx)
+	if want := fmt.Sprintf("applied:30;epoch=%d", newEpoch); err != nil || ck != want {
+		t.Errorf("stored applied set %q, %v; want %q", ck, err, want)
+	}
+	// Restarted, the writer knows the new epoch: a duplicate of it is
+	// dropped, a new message counted.
+	w.crash()
+	w = startWriter(t, js, k, ApplierOptions{})
+	publishDuplicate(t, js, Result{Seq: 12, Epoch: newEpoch, Obs: Aggregate(batchObs(12))}, 8)
+	if err := pNew.Observe(ctx, batchObs(31), "31", nil); err != nil {
+		t.Fatal(err)
+	}
+	want += batchCount(31)
+	if got := drained(t, js, k, w); got != want {
+		t.Fatalf("after a restart: %d lines, want %d", got, want)
+	}
+}

@@ -26,7 +26,10 @@ type PublisherOptions struct {
 	// attempts are retried after a backoff from RetryMin (default 50 ms)
 	// doubling up to RetryMax (default 5 s).
 	PublishTimeout, RetryMin, RetryMax time.Duration
-	Logger                             *slog.Logger
+	// Epoch is the records stream's epoch (queue.JetStream.Epoch), put in
+	// every result.
+	Epoch  int64
+	Logger *slog.Logger
 }
 
 // Publisher is the worker's sink: it publishes one Result per records
@@ -96,7 +99,7 @@ func (p *Publisher) Observe(ctx context.Context, obs []kb.Observation, checkpoin
 	lines := p.unmatched
 	p.unmatched = nil
 	p.mu.Unlock()
-	res := Result{Seq: seq, Obs: Aggregate(obs), Unmatched: Dedup(lines)}
+	res := Result{Seq: seq, Epoch: p.opts.Epoch, Obs: Aggregate(obs), Unmatched: Dedup(lines)}
 	if err := p.publish(ctx, res); err != nil {
 		return nil // ctx is done: the records message stays unacknowledged
 	}
@@ -110,7 +113,7 @@ func (p *Publisher) Observe(ctx context.Context, obs []kb.Observation, checkpoin
 // counts nothing but lets the writer's floor pass seq. It is the records
 // queue's OnDead hook; it returns an error only when ctx ends first.
 func (p *Publisher) Tombstone(ctx context.Context, seq uint64, reason string) error {
-	return p.publish(ctx, Result{Seq: seq, Tombstone: true, Reason: reason})
+	return p.publish(ctx, Result{Seq: seq, Epoch: p.opts.Epoch, Tombstone: true, Reason: reason})
 }
 
 // publish sends res until the stream acknowledges it or ctx is done.
@@ -120,7 +123,13 @@ func (p *Publisher) publish(ctx context.Context, res Result) error {
 		return fmt.Errorf("encode result %d: %w", res.Seq, err)
 	}
 	msg := &nats.Msg{Subject: ResultsSubject, Data: data, Header: nats.Header{}}
-	msg.Header.Set(jetstream.MsgIDHeader, resultMsgPrefix+strconv.FormatUint(res.Seq, 10))
+	id := resultMsgPrefix + strconv.FormatUint(res.Seq, 10)
+	if res.Epoch != 0 {
+		// A recreated records stream reuses sequences: the results stream's
+		// duplicate window must not take its results for the old ones.
+		id = resultMsgPrefix + strconv.FormatInt(res.Epoch, 36) + "-" + strconv.FormatUint(res.Seq, 10)
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, id)
 	wait := p.opts.RetryMin
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, p.opts.PublishTimeout)

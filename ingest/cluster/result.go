@@ -37,6 +37,11 @@ const (
 type Result struct {
 	// Seq is the records message's records-stream sequence.
 	Seq uint64 `json:"seq"`
+	// Epoch names the records stream Seq is of: its creation time in Unix
+	// nanoseconds (0 from workers that did not say). A stream deleted and
+	// created again numbers its messages from 1 again; the epoch keeps
+	// the writer from taking them for ones it applied (see Applier).
+	Epoch int64 `json:"epoch,omitempty"`
 	// Obs are the matches, aggregated per signature × resource × minute.
 	Obs []Agg `json:"obs,omitempty"`
 	// Unmatched are the error lines that matched nothing, deduplicated.

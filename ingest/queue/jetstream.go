@@ -726,6 +726,12 @@ func (m *jsMetrics) deadLetter() {
 // same key (WithKey) within the duplicate window.
 func (q *JetStream) Dedupes() bool { return true }
 
+// Epoch names the records stream this queue opened: its creation time in
+// Unix nanoseconds. A stream deleted and created again numbers its
+// messages from 1 again, so a sequence means a message only with its
+// epoch (see cluster.Result.Epoch).
+func (q *JetStream) Epoch() int64 { return q.records.CachedInfo().Created.UnixNano() }
+
 // Ready reports why the queue cannot take records now: NATS not connected,
 // or the records stream full (less than one chunk of room). The stream's
 // size is read at most once a second.

@@ -443,3 +443,30 @@ func TestChunkRecordsSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestJetStreamEpochNamesTheStream: the epoch stays across opens of one
+// records stream and changes when the stream is deleted and created
+// again (its sequences then start from 1 again).
+func TestJetStreamEpochNamesTheStream(t *testing.T) {
+	t.Parallel()
+	s := runNATS(t, t.TempDir())
+	nc := connect(t, s)
+	q := openTestJS(t, nc, JetStreamOptions{})
+	e1 := q.Epoch()
+	if e1 == 0 {
+		t.Fatal("epoch 0")
+	}
+	if e := openTestJS(t, nc, JetStreamOptions{}).Epoch(); e != e1 {
+		t.Errorf("a second open of the same stream: epoch %d, want %d", e, e1)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(bg, RecordsStream); err != nil {
+		t.Fatal(err)
+	}
+	if e := openTestJS(t, nc, JetStreamOptions{}).Epoch(); e == e1 || e == 0 {
+		t.Errorf("after the stream was created again: epoch %d, want a new one (was %d)", e, e1)
+	}
+}
