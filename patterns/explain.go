@@ -61,7 +61,8 @@ type ExplainedToken struct {
 // Explain explains the match of line against signature m.Sig.
 func (s *Set) Explain(line string, m Match) Explanation {
 	p := Prepare(line)
-	c, pat := &s.pats[m.Sig], s.Pattern(m.Sig)
+	v, pat := s.view(&s.pats[m.Sig]), s.Pattern(m.Sig)
+	c := &v
 	toks := Tokenize(p.Text, nil)
 	ex := Explanation{Text: p.Text, Score: m.Score, Direction: "stream", Captures: Captures(p.Text, toks)}
 	if m.Fragment {
@@ -107,7 +108,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 		}
 		ex.Tokens = append(ex.Tokens, et)
 	}
-	seen := map[int32]bool{}
+	seen := map[int16]bool{}
 	for i, st := range c.toks {
 		if matchedSig[i] || credits[st.typ] > 0 || seen[st.typ] {
 			continue
@@ -130,7 +131,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 // negationNote says why a match's score was halved, naming the two
 // aligned words the line puts a negation between (or leaves one out from)
 // when this alignment shows them.
-func (s *Set) negationNote(c *compiled, text string, toks []Token, pairs [][2]int) string {
+func (s *Set) negationNote(c *sigView, text string, toks []Token, pairs [][2]int) string {
 	for k := 1; k < len(pairs); k++ {
 		a, b := pairs[k-1], pairs[k]
 		if c.negatedPair(int32(a[0]), int32(b[0]), text[toks[a[1]].End:toks[b[1]].Start]) {
@@ -142,7 +143,7 @@ func (s *Set) negationNote(c *compiled, text string, toks []Token, pairs [][2]in
 }
 
 // sigTokenText returns signature token i as the template shows it.
-func sigTokenText(c *compiled, pat *Pattern, i int) string {
+func sigTokenText(c *sigView, pat *Pattern, i int) string {
 	st := c.toks[i]
 	if st.kind != KindWord {
 		return st.kind.Mask()
@@ -152,7 +153,7 @@ func sigTokenText(c *compiled, pat *Pattern, i int) string {
 
 // align returns the aligned (signature token, line token) index pairs of
 // the best alignment, in order.
-func (s *Set) align(c *compiled, toks []Token) [][2]int {
+func (s *Set) align(c *sigView, toks []Token) [][2]int {
 	n, m := len(c.toks), len(toks)
 	if n == 0 || m == 0 {
 		return nil

@@ -317,7 +317,7 @@ func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, ds
 			if top > 0 && len(sc.topScores) == top {
 				need = max(need, sc.topScores[top-1]-boundSlack)
 			}
-			if r := min32(x.bound, c.bagBound(sc, mode, need)*c.boost); r >= min {
+			if r := min32(x.bound, s.bagBound(c, sc, mode, need)*c.boost); r >= min {
 				ref = append(ref, cand{sig: x.sig, bound: r})
 			}
 			continue
@@ -333,7 +333,7 @@ func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, ds
 		if m.Score > 1 {
 			m.Score = 1
 		}
-		if float32(m.Score) >= min && c.negatedChain(text, sc) {
+		if float32(m.Score) >= min && s.negatedChain(c, text, sc) {
 			m.Score *= negationFactor
 			m.Negated = true
 		}
@@ -461,11 +461,11 @@ const pendKinds = 1<<numKinds - 1 - 1<<KindWord
 // signature has one, a distinct word matched exactly) the same way. When
 // even a fragment's best (fragmentCap × boost) falls short of need, the
 // fragment direction cannot matter and is not bounded.
-func (c *compiled) bagBound(sc *scratch, mode Mode, need float32) float32 {
+func (s *Set) bagBound(c *compiled, sc *scratch, mode Mode, need float32) float32 {
 	var got, covered float32
 	var fl uint8
 	nd := int16(0)
-	for _, b := range c.bagLits {
+	for _, b := range s.bags[c.bag:c.bagEnd] {
 		if sc.lineStamp[b.word] == sc.lineEpoch {
 			got += b.weight
 			fl |= b.flags
@@ -652,7 +652,8 @@ func credit(st sigToken, t Token) float32 {
 // subsequence, so order matters) and returns the stream score (share of the
 // signature's type weight matched) and, when frag is set, the fragment score
 // (share of the line's own weight matched).
-func (s *Set) score(c *compiled, text string, sc *scratch, mode Mode) (float32, float32) {
+func (s *Set) score(sig *compiled, text string, sc *scratch, mode Mode) (float32, float32) {
+	c := s.view(sig)
 	if cap(sc.credit) < len(c.types) {
 		sc.credit = make([]float32, len(c.types))
 	}
@@ -660,7 +661,7 @@ func (s *Set) score(c *compiled, text string, sc *scratch, mode Mode) (float32, 
 	for k := range cr {
 		cr[k] = 0
 	}
-	lineCovered := s.alignSparse(c, sc, cr)
+	lineCovered := s.alignSparse(&c, sc, cr)
 	var got float32
 	errOK, distinct := !c.hasErr, int16(0)
 	for k, ti := range c.types {
@@ -714,7 +715,7 @@ type alignPair struct {
 // O(pairs log n) rather than O(n·m)). It fills cr with each signature
 // type's best credit on the chain and returns the line weight it covers.
 // The chain stays in sc for negatedChain.
-func (s *Set) alignSparse(c *compiled, sc *scratch, cr []float32) float32 {
+func (s *Set) alignSparse(c *sigView, sc *scratch, cr []float32) float32 {
 	sc.chain = -1
 	sc.pairs = sc.pairs[:0] // markLine has sized stamp and head
 	sc.epoch++
@@ -773,10 +774,11 @@ func (s *Set) alignSparse(c *compiled, sc *scratch, cr []float32) float32 {
 // negatedChain reports whether the line says the opposite of signature c
 // somewhere along the chain alignSparse last found (see negatedPair). Only
 // a match that reaches the threshold pays for it.
-func (c *compiled) negatedChain(text string, sc *scratch) bool {
-	if !sc.lineNeg && !c.hasNeg {
+func (s *Set) negatedChain(sig *compiled, text string, sc *scratch) bool {
+	if !sc.lineNeg && !sig.hasNeg {
 		return false // nothing to put in or leave out
 	}
+	c := s.view(sig)
 	for k := sc.chain; k >= 0 && sc.pred[k] >= 0; k = sc.pred[k] {
 		p, prev := sc.pairs[k], sc.pairs[sc.pred[k]]
 		if c.negatedPair(prev.i, p.i, text[sc.known[prev.j].End:sc.known[p.j].Start]) {
@@ -791,7 +793,7 @@ func (c *compiled) negatedChain(text string, sc *scratch) bool {
 // text between them: a negation the signature does not have between the
 // two, or one it has that the line leaves out ("Node is ready" against
 // "Node is not ready").
-func (c *compiled) negatedPair(a, b int32, gap string) bool {
+func (c *sigView) negatedPair(a, b int32, gap string) bool {
 	if b == a+1 {
 		return len(gap) >= len(" no ") && negates(gap)
 	}

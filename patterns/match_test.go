@@ -311,7 +311,7 @@ func checkBounds(t *testing.T, s *Set, line string, mode Mode, min float32) int 
 	bound := map[int32][2]float32{}
 	if s.prefilter(p.Text, mode, min, sc) {
 		for _, c := range sc.cands {
-			bag := s.pats[c.sig].bagBound(sc, mode, min) * s.pats[c.sig].boost
+			bag := s.bagBound(&s.pats[c.sig], sc, mode, min) * s.pats[c.sig].boost
 			bound[c.sig] = [2]float32{c.bound, bag}
 		}
 	} else {

@@ -74,6 +74,10 @@ type Match struct {
 type Set struct {
 	defs     []Def
 	pats     []compiled
+	toks     []sigToken       // the tokens of every signature, each signature's in one run (see compiled)
+	types    []typeInfo       // the types of every signature, likewise
+	maskPos  []int16          // the positions of every signature's masked tokens, likewise
+	bags     []bagLit         // the literal types of every signature as bagBound reads them, likewise
 	pre      []preSig         // what the prefilter reads of each signature, packed
 	errMasks []errMask        // each signature's error words, packed (zero: none)
 	famLen   []uint8          // at the first signature of a family (a def and its clauses): its size
@@ -113,36 +117,58 @@ type preSig struct {
 	invTotal, boost   float32
 }
 
-// compiled is a signature ready for scoring.
+// compiled is a signature ready for scoring. Its tokens, types, masked
+// positions and bag entries are runs of the set's slices of them (Set.toks,
+// Set.types, Set.maskPos, Set.bags), given by offsets: 33,000 signatures
+// and clauses would otherwise keep seven slice headers and seven small
+// allocations each (see view).
 type compiled struct {
-	toks         []sigToken
-	types        []typeInfo
+	tok, tokEnd  int32   // its tokens are Set.toks[tok:tokEnd]
+	typ, typEnd  int32   // its types are Set.types[typ:typEnd]; a token's typ indexes them
+	bag, bagEnd  int32   // its literal types are Set.bags[bag:bagEnd]
+	mask         int32   // its masked positions start at Set.maskPos[mask] (see maskOff)
 	total        float32 // Σ type weights
 	boost        float32
+	group        int32 // index of its group (incident)
+	needDistinct int16 // distinctive words a match must have exactly: two, or one when it has one
+	maskKinds    uint16
+	coverKinds   uint16 // maskKinds plus the kinds that stand in for them (pod ↔ instance name)
 	hasErr       bool
 	hasNeg       bool                 // it has a negation word (no, not, never)
-	needDistinct int16                // distinctive words a match must have exactly: two, or one when it has one
-	errMask      *errMask             // its error words (hasErr only)
-	group        int32                // index of its group (incident)
-	maskPos      []int32              // positions of its masked tokens, by kind
-	maskOff      [numKinds + 1]uint16 // kind k's positions are maskPos[maskOff[k]:maskOff[k+1]]
+	maskOff      [numKinds + 1]uint16 // kind k's positions are the masked positions [maskOff[k]:maskOff[k+1]]
 	maskTypes    [numKinds]uint16     // number of mask types of each kind
-	maskKinds    uint16               // bit k: the signature has a mask of kind k
-	coverKinds   uint16               // maskKinds plus the kinds that stand in for them (pod ↔ instance name)
-	litWord      []int32              // vocabulary index of each literal token, -1 for masks
-	sameNext     []int32              // next position with the same literal word, -1 at the last
-	firstWords   []int32              // positions where each distinct literal word first appears
-	bagLits      []bagLit             // its literal types, for bagBound
+}
+
+// sigView is a compiled signature with its runs of the set's slices, as
+// scoring and explaining read them.
+type sigView struct {
+	*compiled
+	toks    []sigToken
+	types   []typeInfo
+	maskPos []int16 // positions of its masked tokens, by kind (see masks)
+	bag     []bagLit
+}
+
+// view returns signature c with its runs of the set's slices.
+func (s *Set) view(c *compiled) sigView {
+	return sigView{
+		compiled: c,
+		toks:     s.toks[c.tok:c.tokEnd],
+		types:    s.types[c.typ:c.typEnd],
+		maskPos:  s.maskPos[c.mask : c.mask+int32(c.maskOff[numKinds])],
+		bag:      s.bags[c.bag:c.bagEnd],
+	}
 }
 
 // masks returns the positions of the signature's masked tokens of kind k.
-func (c *compiled) masks(k Kind) []int32 { return c.maskPos[c.maskOff[k]:c.maskOff[k+1]] }
+func (v *sigView) masks(k Kind) []int16 { return v.maskPos[v.maskOff[k]:v.maskOff[k+1]] }
 
 // bagLit is a literal type of a signature as bagBound reads it.
 type bagLit struct {
 	word   int32 // vocabulary index
 	weight float32
 	flags  uint8 // bagErr, bagDistinct
+	first  int16 // the position where the word first appears in the signature
 }
 
 const (
@@ -152,15 +178,15 @@ const (
 
 type sigToken struct {
 	hash        uint64
-	typ         int32
+	typ         int16 // index of its type in the signature's types
 	pos         int16 // the token's index in the pattern
+	next        int16 // next position with the same literal word, -1 at the last and for masks
 	kind        Kind
 	placeholder bool
 }
 
 type typeInfo struct {
 	weight   float32
-	full     float32 // the word's weight before this signature's own factor (quotedValue): what the prefilter adds
 	isErr    bool
 	literal  bool
 	distinct bool // a word that is not a stop or common word: evidence on its own
@@ -216,8 +242,8 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		return nil, err
 	}
 	s.countDF(pats)
-	s.compileAll(pats)
-	s.dropGenericClauses(pats)
+	words := s.compileAll(pats)
+	words = s.dropGenericClauses(pats, words)
 	groupIdx := map[string]int32{}
 	for i := range s.defs {
 		g, ok := groupIdx[s.defs[i].Group]
@@ -228,15 +254,12 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		s.pats[i].group = g
 	}
 	s.families()
-	s.errMasks = s.buildVocab()
+	s.errMasks = s.buildVocab(words)
 	s.pre = make([]preSig, len(s.pats))
 	for i := range s.pats {
 		c := &s.pats[i]
 		s.pre[i] = preSig{invTotal: 1 / c.total, boost: c.boost}
-		if c.hasErr {
-			c.errMask = &s.errMasks[i]
-		}
-		for _, ti := range c.types {
+		for _, ti := range s.types[c.typ:c.typEnd] {
 			switch {
 			case !ti.literal:
 				s.pre[i].freeMask += ti.weight
@@ -249,15 +272,35 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	return s, nil
 }
 
-// compileAll compiles the set's patterns with the IDF of s.df.
-func (s *Set) compileAll(pats []*Pattern) {
+// compileAll compiles the set's patterns with the IDF of s.df. It returns
+// each literal word's type info, as every signature without a factor of
+// its own (quotedValue) weighs it: the weight the prefilter adds.
+func (s *Set) compileAll(pats []*Pattern) map[uint64]typeInfo {
 	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
 	s.pats = make([]compiled, len(pats))
+	// A signature has at most one token and one type per token of its
+	// pattern (wildcards aside), and one masked position per mask: the
+	// set's slices are sized once, close to exact.
+	var ntoks, nmasks int
+	for _, p := range pats {
+		for _, t := range p.Tokens {
+			if t.Kind != KindWildcard {
+				ntoks++
+				if t.Kind != KindWord {
+					nmasks++
+				}
+			}
+		}
+	}
+	s.toks = make([]sigToken, 0, ntoks)
+	s.types = make([]typeInfo, 0, ntoks)
+	s.maskPos = make([]int16, 0, nmasks)
 	words := make(map[uint64]typeInfo) // each literal word's type info, shared by all signatures
 	var buf compileBuf
 	for i := range pats {
 		s.pats[i] = s.compile(pats[i], s.defs[i], words, &buf)
 	}
+	return words
 }
 
 // dropGenericClauses leaves the clauses too generic to stand alone out of
@@ -266,7 +309,9 @@ func (s *Set) compileAll(pats []*Pattern) {
 // set compiled from the defs left: when leaving the clauses out changes
 // what the IDF counts (a clause with a word its line does not have as a
 // word), the rest is compiled again.
-func (s *Set) dropGenericClauses(pats []*Pattern) {
+// It returns the word type infos of the compilation that stands (see
+// compileAll).
+func (s *Set) dropGenericClauses(pats []*Pattern, words map[uint64]typeInfo) map[uint64]typeInfo {
 	var drop []bool
 	for i := range s.defs {
 		if s.defs[i].Clause && s.info(i, pats[i]).Generic {
@@ -277,7 +322,7 @@ func (s *Set) dropGenericClauses(pats []*Pattern) {
 		}
 	}
 	if drop == nil {
-		return
+		return words
 	}
 	defs := make([]Def, 0, len(s.defs))
 	kept := make([]*Pattern, 0, len(pats))
@@ -296,8 +341,28 @@ func (s *Set) dropGenericClauses(pats []*Pattern) {
 	s.defs = defs
 	s.countDF(kept)
 	if s.groups != oldGroups || !maps.Equal(s.df, oldDF) {
-		s.compileAll(kept)
+		return s.compileAll(kept)
 	}
+	s.packKept()
+	return words
+}
+
+// packKept moves the runs of the signatures left in s.pats together, in
+// order, and leaves the set's slices of them at their exact sizes.
+func (s *Set) packKept() {
+	var nt, ny, nm int32
+	for i := range s.pats {
+		c := &s.pats[i]
+		nt += int32(copy(s.toks[nt:], s.toks[c.tok:c.tokEnd]))
+		c.tok, c.tokEnd = nt-(c.tokEnd-c.tok), nt
+		ny += int32(copy(s.types[ny:], s.types[c.typ:c.typEnd]))
+		c.typ, c.typEnd = ny-(c.typEnd-c.typ), ny
+		nm += int32(copy(s.maskPos[nm:], s.maskPos[c.mask:c.mask+int32(c.maskOff[numKinds])]))
+		c.mask = nm - int32(c.maskOff[numKinds])
+	}
+	s.toks = slices.Clone(s.toks[:nt])
+	s.types = slices.Clone(s.types[:ny])
+	s.maskPos = slices.Clone(s.maskPos[:nm])
 }
 
 // families records the families of the set: a def and the clauses that
@@ -339,23 +404,25 @@ const maxSigTokens = math.MaxInt16
 
 // buildVocab fills the vocabulary table: every literal word with its
 // weight and postings (the signatures that have it as an anchor), then the
-// stop and common words no signature has, weighed as unknown words.
-func (s *Set) buildVocab() []errMask {
+// stop and common words no signature has, weighed as unknown words. words
+// are the word type infos compileAll returned.
+func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	posts := map[uint64][]posting{}
 	type word struct {
 		hash uint64
 		e    vocabEntry
 	}
-	var words []word
-	seen := map[uint64]int{} // word → its index in words
+	var vwords []word
+	seen := map[uint64]int{} // word → its index in vwords
 	fam := 0
 	for i := range s.pats {
 		c := &s.pats[i]
 		if s.famLen[i] > 0 {
 			fam = i
 		}
-		for _, t := range c.toks {
-			ti := c.types[t.typ]
+		types := s.types[c.typ:c.typEnd]
+		for _, t := range s.toks[c.tok:c.tokEnd] {
+			ti := types[t.typ]
 			if t.kind != KindWord {
 				continue
 			}
@@ -363,13 +430,13 @@ func (s *Set) buildVocab() []errMask {
 				// A quoted name weighs less than the same word elsewhere
 				// (see quotedValue): the line side counts its most, so
 				// bounds stay bounds.
-				words[k].e.weight = max(words[k].e.weight, ti.weight)
+				vwords[k].e.weight = max(vwords[k].e.weight, ti.weight)
 				continue
 			}
-			seen[t.hash] = len(words)
-			words = append(words, word{t.hash, vocabEntry{weight: ti.weight, known: true, anchor: ti.anchor, isErr: ti.isErr}})
+			seen[t.hash] = len(vwords)
+			vwords = append(vwords, word{t.hash, vocabEntry{weight: ti.weight, known: true, anchor: ti.anchor, isErr: ti.isErr}})
 		}
-		for _, a := range c.anchors() {
+		for _, a := range s.anchors(c, words) {
 			// One posting per family and word: the prefilter adds its
 			// weight to each signature of the family that has the word.
 			ps := posts[a.hash]
@@ -391,23 +458,23 @@ func (s *Set) buildVocab() []errMask {
 	for _, set := range []map[uint64]bool{stopWords, commonWords} {
 		for h := range set {
 			if _, ok := seen[h]; !ok {
-				seen[h] = len(words)
+				seen[h] = len(vwords)
 				prior := float32(0.4)
 				if stopWords[h] {
 					prior = 0.15
 				}
-				words = append(words, word{h, vocabEntry{weight: prior * s.idfMax}})
+				vwords = append(vwords, word{h, vocabEntry{weight: prior * s.idfMax}})
 			}
 		}
 	}
-	v := newVocab(len(words))
+	v := newVocab(len(vwords))
 	nposts := 0
 	for _, ps := range posts {
 		nposts += len(ps)
 	}
 	v.posts = make([]posting, 0, nposts) // exact: it is kept for good
 	errBits := map[uint64]uint8{}
-	for _, w := range words {
+	for _, w := range vwords {
 		e := w.e
 		if e.isErr {
 			if _, ok := errBits[w.hash]; !ok {
@@ -423,50 +490,46 @@ func (s *Set) buildVocab() []errMask {
 	}
 	s.vocab = v
 	errMasks := make([]errMask, len(s.pats))
+	// One bag entry per literal type: an exact size.
+	nbag := 0
+	for _, ti := range s.types {
+		if ti.literal {
+			nbag++
+		}
+	}
+	s.bags = make([]bagLit, 0, nbag)
 	for i := range s.pats {
 		c := &s.pats[i]
-		c.litWord = make([]int32, len(c.toks))
-		c.sameNext = make([]int32, len(c.toks))
-		// One first position and one bag entry per literal type: exact
-		// sizes, since append's doubling would leave up to half of what
-		// 30,000 signatures keep unused (slices.Clip keeps the capacity).
-		lits := 0
-		for _, ti := range c.types {
-			if ti.literal {
-				lits++
-			}
-		}
-		c.firstWords = make([]int32, 0, lits)
-		c.bagLits = make([]bagLit, 0, lits)
+		toks, types := s.toks[c.tok:c.tokEnd], s.types[c.typ:c.typEnd]
+		c.bag = int32(len(s.bags))
 		last := map[int32]int{}
-		for k, t := range c.toks {
-			c.litWord[k], c.sameNext[k] = -1, -1
+		for k, t := range toks {
+			toks[k].next = -1
 			if t.kind != KindWord {
 				continue
 			}
-			ti := c.types[t.typ]
+			ti := types[t.typ]
 			if ti.isErr {
 				errMasks[i].set(errBits[t.hash])
 			}
 			id := v.index(t.hash)
-			c.litWord[k] = id
 			p, seen := last[id]
 			last[id] = k
 			if seen {
-				c.sameNext[p] = int32(k)
+				toks[p].next = int16(k)
 				continue
 			}
-			c.firstWords = append(c.firstWords, int32(k))
 			// A literal type is one word: its first position stands for it.
-			b := bagLit{word: id, weight: ti.weight}
+			b := bagLit{word: id, weight: ti.weight, first: int16(k)}
 			if ti.isErr {
 				b.flags |= bagErr
 			}
 			if ti.distinct {
 				b.flags |= bagDistinct
 			}
-			c.bagLits = append(c.bagLits, b)
+			s.bags = append(s.bags, b)
 		}
+		c.bagEnd = int32(len(s.bags))
 	}
 	return errMasks
 }
@@ -505,6 +568,7 @@ type compileBuf struct {
 	typ, next []int32
 	pos       []int16
 	rep       []bool
+	types     []typeInfo
 }
 
 func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compileBuf) compiled {
@@ -513,7 +577,7 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 		c.boost = 1
 	}
 	typeOf := make(map[[2]uint64]int32, len(p.Tokens))
-	typ, pos := buf.typ[:0], buf.pos[:0]
+	typ, pos, types := buf.typ[:0], buf.pos[:0], buf.types[:0]
 	for i, t := range p.Tokens {
 		if t.Kind == KindWildcard {
 			continue
@@ -524,40 +588,41 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 		}
 		ti, ok := typeOf[key]
 		if !ok {
-			ti = int32(len(c.types))
+			ti = int32(len(types))
 			typeOf[key] = ti
 			ti := s.typeInfoOf(p, i, words)
 			if ti.literal && !d.Template && quotedValue(p, i) {
 				// A name in quotes (volume "certs", user "app") is what this
 				// one occurrence was about, not what the failure is: it
-				// weighs little and is not evidence on its own.
-				ti.full = ti.weight
+				// weighs little and is not evidence on its own. (The
+				// prefilter adds the word's weight elsewhere: see anchors.)
 				ti.weight *= quotedFactor
 				ti.distinct = false
 			}
-			c.types = append(c.types, ti)
+			types = append(types, ti)
 		}
 		typ = append(typ, ti)
 		pos = append(pos, int16(i))
 	}
-	buf.typ, buf.pos = typ, pos
-	repeat := buf.repeatedRuns(len(c.types))
-	c.toks = make([]sigToken, 0, len(typ))
+	buf.typ, buf.pos, buf.types = typ, pos, types
+	repeat := buf.repeatedRuns(len(types))
+	c.tok = int32(len(s.toks))
 	for k, ti := range typ {
 		if repeat[k] {
 			continue
 		}
 		t := p.Tokens[pos[k]]
-		c.toks = append(c.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: ti, pos: pos[k], placeholder: t.Placeholder})
+		s.toks = append(s.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: int16(ti), pos: pos[k], next: -1, placeholder: t.Placeholder})
 		c.hasNeg = c.hasNeg || t.Kind == KindWord && isNegation(t.Hash)
 	}
-	c.toks = slices.Clip(c.toks)
-	// Exact sizes: a knowledge base of 10,000 signatures keeps these for
-	// good, and append's doubling would leave a third of it unused.
-	c.types = slices.Clone(c.types)
+	c.tokEnd = int32(len(s.toks))
+	c.typ = int32(len(s.types))
+	s.types = append(s.types, types...)
+	c.typEnd = int32(len(s.types))
+	toks := s.toks[c.tok:c.tokEnd]
 	var perKind [numKinds]uint16
-	seenType := make([]bool, len(c.types))
-	for _, t := range c.toks {
+	seenType := make([]bool, len(types))
+	for _, t := range toks {
 		if t.kind == KindWord {
 			continue
 		}
@@ -575,16 +640,18 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 	if c.coverKinds&(1<<KindPod|1<<KindID) != 0 {
 		c.coverKinds |= 1<<KindPod | 1<<KindID
 	}
-	c.maskPos = make([]int32, c.maskOff[numKinds])
+	c.mask = int32(len(s.maskPos))
+	s.maskPos = append(s.maskPos, make([]int16, c.maskOff[numKinds])...)
+	maskPos := s.maskPos[c.mask:]
 	next := c.maskOff
-	for i, t := range c.toks {
+	for i, t := range toks {
 		if t.kind != KindWord {
-			c.maskPos[next[t.kind]] = int32(i)
+			maskPos[next[t.kind]] = int16(i)
 			next[t.kind]++
 		}
 	}
 	nd := int16(0)
-	for _, ti := range c.types {
+	for _, ti := range types {
 		c.total += ti.weight
 		c.hasErr = c.hasErr || ti.isErr
 		if ti.distinct {
@@ -712,22 +779,21 @@ type anchor struct {
 	weight float32
 }
 
-// anchors are the weighty literal types of a signature: a line that has
-// none of them cannot reach the threshold (see Set.candidates).
-func (c *compiled) anchors() []anchor {
+// anchors are the weighty literal types of signature c: a line that has
+// none of them cannot reach the threshold (see Set.candidates). words are
+// the word type infos compileAll returned.
+func (s *Set) anchors(c *compiled, words map[uint64]typeInfo) []anchor {
 	var out []anchor
-	done := make(map[int32]bool)
-	for _, t := range c.toks {
-		ti := c.types[t.typ]
-		if ti.anchor && !done[t.typ] {
+	done := make(map[int16]bool)
+	types := s.types[c.typ:c.typEnd]
+	for _, t := range s.toks[c.tok:c.tokEnd] {
+		if types[t.typ].anchor && !done[t.typ] {
 			done[t.typ] = true
-			w := ti.weight
-			if ti.full > w {
-				// The prefilter's sums serve both directions; the
-				// fragment's counts the line's weight of the word.
-				w = ti.full
-			}
-			out = append(out, anchor{hash: t.hash, weight: w})
+			// The word's own weight, also where this signature weighs it
+			// less (quotedValue): the prefilter's sums serve both
+			// directions, and the fragment's counts the line's weight of
+			// the word.
+			out = append(out, anchor{hash: t.hash, weight: words[t.hash].weight})
 		}
 	}
 	return out
@@ -737,10 +803,10 @@ func (c *compiled) anchors() []anchor {
 // vocabulary index word, or -1) makes with the signature's tokens, in
 // signature order. stamp/head map a word to its first position in this
 // signature (see markWords).
-func (c *compiled) pairsFor(t Token, j, word int32, stamp []uint32, head []int32, epoch uint32, dst []alignPair) []alignPair {
+func (c *sigView) pairsFor(t Token, j, word int32, stamp []uint32, head []int32, epoch uint32, dst []alignPair) []alignPair {
 	start := len(dst)
 	if word >= 0 && stamp[word] == epoch {
-		for i := head[word]; i >= 0; i = c.sameNext[i] {
+		for i := head[word]; i >= 0; i = int32(c.toks[i].next) {
 			dst = c.addPair(dst, i, j, t)
 		}
 	}
@@ -749,16 +815,16 @@ func (c *compiled) pairsFor(t Token, j, word int32, stamp []uint32, head []int32
 	}
 	lits := len(dst) - start
 	for _, i := range c.masks(t.Kind) {
-		dst = c.addPair(dst, i, j, t)
+		dst = c.addPair(dst, int32(i), j, t)
 	}
 	switch t.Kind {
 	case KindPod:
 		for _, i := range c.masks(KindID) {
-			dst = c.addPair(dst, i, j, t)
+			dst = c.addPair(dst, int32(i), j, t)
 		}
 	case KindID:
 		for _, i := range c.masks(KindPod) {
-			dst = c.addPair(dst, i, j, t)
+			dst = c.addPair(dst, int32(i), j, t)
 		}
 	}
 	if len(dst)-start > 1 && (lits > 0 || t.Kind == KindPod || t.Kind == KindID) {
@@ -769,14 +835,13 @@ func (c *compiled) pairsFor(t Token, j, word int32, stamp []uint32, head []int32
 
 // markWords stamps the signature's literal words with epoch and records
 // their first positions, so pairsFor finds them in O(1).
-func (c *compiled) markWords(stamp []uint32, head []int32, epoch uint32) {
-	for _, k := range c.firstWords {
-		w := c.litWord[k]
-		stamp[w], head[w] = epoch, k
+func (c *sigView) markWords(stamp []uint32, head []int32, epoch uint32) {
+	for _, b := range c.bag {
+		stamp[b.word], head[b.word] = epoch, int32(b.first)
 	}
 }
 
-func (c *compiled) addPair(dst []alignPair, i, j int32, t Token) []alignPair {
+func (c *sigView) addPair(dst []alignPair, i, j int32, t Token) []alignPair {
 	st := c.toks[i]
 	if x := credit(st, t); x > 0 {
 		dst = append(dst, alignPair{i: i, j: j, w: x * c.types[st.typ].weight, cr: x})
@@ -830,7 +895,7 @@ func (s *Set) Info(i int) Info { return s.info(i, s.Pattern(i)) }
 
 // info is Info with signature i's parsed pattern.
 func (s *Set) info(i int, pat *Pattern) Info {
-	c := &s.pats[i]
+	c := s.view(&s.pats[i])
 	var info Info
 	var vague float32
 	for k, ti := range c.types {
@@ -841,7 +906,7 @@ func (s *Set) info(i int, pat *Pattern) Info {
 			info.Distinct++
 			info.DistinctWeight += float64(ti.weight)
 		}
-		if !ti.literal || priorOf(c, pat, k) < 1 {
+		if !ti.literal || priorOf(&c, pat, k) < 1 {
 			vague += ti.weight
 		}
 	}
@@ -858,7 +923,7 @@ func (s *Set) info(i int, pat *Pattern) Info {
 const MinDistinctWeight = 2.5
 
 // priorOf returns the word prior of type k of signature c, of pattern pat.
-func priorOf(c *compiled, pat *Pattern, k int) float32 {
+func priorOf(c *sigView, pat *Pattern, k int) float32 {
 	for i, t := range c.toks {
 		if int(t.typ) == k && t.kind == KindWord {
 			return wordPrior(sigTokenText(c, pat, i), t.hash)
