@@ -228,22 +228,16 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	if len(defs) > maxSigs {
 		return nil, fmt.Errorf("%d signatures, more than %d", len(defs), maxSigs)
 	}
-	pats := make([]*Pattern, len(defs))
-	var errs []error
-	for i, d := range defs {
-		p, err := patternOf(d)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("signature %s: %w", d.ID, err))
-			continue
-		}
-		pats[i] = p
-	}
-	if err := errors.Join(errs...); err != nil {
+	// No parsed pattern outlives its use: the words are counted from
+	// one parse and compiled from another, as 33,000 parsed patterns held
+	// at once (about 15 MB) would be most of the peak of building a large
+	// set.
+	sizes, err := s.countDF()
+	if err != nil {
 		return nil, err
 	}
-	s.countDF(pats)
-	words := s.compileAll(pats)
-	words = s.dropGenericClauses(pats, words)
+	words, drop := s.compileAll(sizes, true)
+	words = s.dropGenericClauses(drop, words)
 	groupIdx := map[string]int32{}
 	for i := range s.defs {
 		g, ok := groupIdx[s.defs[i].Group]
@@ -272,65 +266,56 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	return s, nil
 }
 
-// compileAll compiles the set's patterns with the IDF of s.df. It returns
-// each literal word's type info, as every signature without a factor of
-// its own (quotedValue) weighs it: the weight the prefilter adds.
-func (s *Set) compileAll(pats []*Pattern) map[uint64]typeInfo {
-	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
-	s.pats = make([]compiled, len(pats))
-	// A signature has at most one token and one type per token of its
-	// pattern (wildcards aside), and one masked position per mask: the
-	// set's slices are sized once, close to exact.
-	var ntoks, nmasks int
-	for _, p := range pats {
-		for _, t := range p.Tokens {
-			if t.Kind != KindWildcard {
-				ntoks++
-				if t.Kind != KindWord {
-					nmasks++
-				}
-			}
-		}
-	}
-	s.toks = make([]sigToken, 0, ntoks)
-	s.types = make([]typeInfo, 0, ntoks)
-	s.maskPos = make([]int16, 0, nmasks)
-	words := make(map[uint64]typeInfo) // each literal word's type info, shared by all signatures
-	var buf compileBuf
-	for i := range pats {
-		s.pats[i] = s.compile(pats[i], s.defs[i], words, &buf)
-	}
-	return words
-}
+// patternSizes bound what the set's slices hold for a set's patterns: a
+// signature has at most one token and one type per token of its pattern
+// (wildcards aside), and one masked position per mask.
+type patternSizes struct{ toks, masks int }
 
-// dropGenericClauses leaves the clauses too generic to stand alone out of
-// the set (their weights are those of the set with them, as a clause's
-// test is against the other signatures). The weights left are those of a
-// set compiled from the defs left: when leaving the clauses out changes
-// what the IDF counts (a clause with a word its line does not have as a
-// word), the rest is compiled again.
-// It returns the word type infos of the compilation that stands (see
-// compileAll).
-func (s *Set) dropGenericClauses(pats []*Pattern, words map[uint64]typeInfo) map[uint64]typeInfo {
+// compileAll parses and compiles the set's defs with the IDF of s.df
+// (see countDF for sizes). It returns each literal word's type info, as
+// every signature without a factor of its own (quotedValue) weighs it:
+// the weight the prefilter adds. With generic set, it also marks the
+// clauses too generic to stand alone (Info.Generic), or returns nil when
+// there are none.
+func (s *Set) compileAll(sizes patternSizes, generic bool) (map[uint64]typeInfo, []bool) {
+	s.idfMax = float32(1 + math.Log(float64(s.groups+1)))
+	s.pats = make([]compiled, len(s.defs))
+	s.toks = make([]sigToken, 0, sizes.toks)
+	s.types = make([]typeInfo, 0, sizes.toks)
+	s.maskPos = make([]int16, 0, sizes.masks)
+	words := make(map[uint64]typeInfo) // each literal word's type info, shared by all signatures
 	var drop []bool
-	for i := range s.defs {
-		if s.defs[i].Clause && s.info(i, pats[i]).Generic {
+	var buf compileBuf
+	for i, d := range s.defs {
+		p, _ := patternOf(d) // countDF has seen it parse
+		s.pats[i] = s.compile(p, d, words, &buf)
+		if generic && d.Clause && s.info(i, p).Generic {
 			if drop == nil {
 				drop = make([]bool, len(s.defs))
 			}
 			drop[i] = true
 		}
 	}
+	return words, drop
+}
+
+// dropGenericClauses leaves the clauses compileAll marked in drop, too
+// generic to stand alone, out of the set (their weights are those of the
+// set with them, as a clause's test is against the other signatures). The
+// weights left are those of a set compiled from the defs left: when
+// leaving the clauses out changes what the IDF counts (a clause with a
+// word its line does not have as a word), the rest is compiled again.
+// It returns the word type infos of the compilation that stands (see
+// compileAll).
+func (s *Set) dropGenericClauses(drop []bool, words map[uint64]typeInfo) map[uint64]typeInfo {
 	if drop == nil {
 		return words
 	}
 	defs := make([]Def, 0, len(s.defs))
-	kept := make([]*Pattern, 0, len(pats))
 	n := 0
 	for i := range s.defs {
 		if !drop[i] {
 			defs = append(defs, s.defs[i])
-			kept = append(kept, pats[i])
 			s.pats[n] = s.pats[i]
 			n++
 		}
@@ -339,9 +324,10 @@ func (s *Set) dropGenericClauses(pats []*Pattern, words map[uint64]typeInfo) map
 	s.pats = slices.Clip(s.pats[:n])
 	oldDF, oldGroups := s.df, s.groups
 	s.defs = defs
-	s.countDF(kept)
+	sizes, _ := s.countDF() // the defs left parsed before
 	if s.groups != oldGroups || !maps.Equal(s.df, oldDF) {
-		return s.compileAll(kept)
+		words, _ = s.compileAll(sizes, false)
+		return words
 	}
 	s.packKept()
 	return words
@@ -534,12 +520,21 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	return errMasks
 }
 
-// countDF counts, for each literal, the groups whose signatures contain it.
-func (s *Set) countDF(pats []*Pattern) {
+// countDF parses the set's defs and counts, for each literal, the groups
+// whose signatures contain it. It returns the sizes compileAll needs, or
+// the defs that do not parse, each named.
+func (s *Set) countDF() (patternSizes, error) {
+	var sizes patternSizes
+	var errs []error
 	s.df = make(map[uint64]int32)
 	seen := make(map[string]map[uint64]bool)
-	for i, p := range pats {
-		g := s.defs[i].Group
+	for _, d := range s.defs {
+		p, err := patternOf(d)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("signature %s: %w", d.ID, err))
+			continue
+		}
+		g := d.Group
 		if seen[g] == nil {
 			seen[g] = make(map[uint64]bool)
 		}
@@ -548,9 +543,16 @@ func (s *Set) countDF(pats []*Pattern) {
 				seen[g][t.Hash] = true
 				s.df[t.Hash]++
 			}
+			if t.Kind != KindWildcard {
+				sizes.toks++
+				if t.Kind != KindWord {
+					sizes.masks++
+				}
+			}
 		}
 	}
 	s.groups = len(seen)
+	return sizes, errors.Join(errs...)
 }
 
 // wordWeight is a literal's weight: its prior times 1 + ln((N+1)/(df+1)).
