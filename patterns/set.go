@@ -129,9 +129,9 @@ type compiled struct {
 	mask         int32   // its masked positions start at Set.maskPos[mask] (see maskOff)
 	total        float32 // Σ type weights
 	boost        float32
-	group        int32 // index of its group (incident)
-	needDistinct int16 // distinctive words a match must have exactly: two, or one when it has one
-	maskKinds    uint16
+	group        int32  // index of its group (incident)
+	needDistinct int16  // distinctive words a match must have exactly: two, or one when it has one
+	maskKinds    uint16 // bit k: the signature has a mask of kind k
 	coverKinds   uint16 // maskKinds plus the kinds that stand in for them (pod ↔ instance name)
 	hasErr       bool
 	hasNeg       bool                 // it has a negation word (no, not, never)
@@ -385,7 +385,8 @@ func patternOf(d Def) (*Pattern, error) {
 	return p, nil
 }
 
-// maxSigTokens bounds a signature's tokens (sigToken.pos is an int16).
+// maxSigTokens bounds a signature's tokens (sigToken.pos, typ and next,
+// bagLit.first and the masked positions are int16s).
 const maxSigTokens = math.MaxInt16
 
 // buildVocab fills the vocabulary table: every literal word with its
