@@ -71,7 +71,10 @@ type JetStreamOptions struct {
 	// caller can publish a tombstone result for its sequence. It may be
 	// called more than once for one sequence.
 	OnDead func(ctx context.Context, seq uint64, reason string)
-	Logger *slog.Logger
+	// SweepEvery is how often HandleDeadLetters looks for messages past
+	// MaxDeliver whose advisory it missed. Default 1 minute.
+	SweepEvery time.Duration
+	Logger     *slog.Logger
 	// Registry, when set, receives the queue's metrics.
 	Registry prometheus.Registerer
 }
@@ -579,8 +582,11 @@ const maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + Re
 // message to INCIDEX_DEAD, deletes it from INCIDEX_RECORDS and calls OnDead.
 // One process is enough (the writer runs it); two would store each dead
 // letter once (the id is derived from the sequence) but call OnDead twice.
-// Advisories are not persisted: one published while no process handles
-// them is lost, and its message stays in INCIDEX_RECORDS.
+// Advisories are not persisted: one published while no process handled
+// them is lost. So it also sweeps, at start and every SweepEvery: a message
+// still in INCIDEX_RECORDS at or below the consumer's ack floor is one the
+// consumer gave up on (every message there is acknowledged, and the
+// work queue deletes those), and is moved the same way.
 func (q *JetStream) HandleDeadLetters(ctx context.Context) error {
 	ch := make(chan *nats.Msg, 64)
 	sub, err := q.nc.ChanSubscribe(maxDeliveriesAdvisory, ch)
@@ -591,10 +597,23 @@ func (q *JetStream) HandleDeadLetters(ctx context.Context) error {
 	if err := q.nc.FlushTimeout(q.opts.PublishTimeout); err != nil {
 		return fmt.Errorf("subscribe to max-deliveries advisories: %w", err)
 	}
+	every := q.opts.SweepEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	sweep := time.NewTimer(0)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-sweep.C:
+			if n, err := q.sweepAbandoned(ctx); err != nil {
+				q.log.Debug("sweep for messages past max deliveries", "err", err)
+			} else if n > 0 {
+				q.log.Warn("moved messages past max deliveries whose advisory was missed to dead letters", "messages", n)
+			}
+			sweep.Reset(every)
 		case m := <-ch:
 			var adv struct {
 				StreamSeq  uint64 `json:"stream_seq"`
@@ -609,6 +628,33 @@ func (q *JetStream) HandleDeadLetters(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// sweepAbandoned moves the messages of INCIDEX_RECORDS the consumer gave
+// up on (see HandleDeadLetters) to INCIDEX_DEAD, oldest first, and returns
+// how many. A message in flight is above the ack floor, so it is never
+// taken.
+func (q *JetStream) sweepAbandoned(ctx context.Context) (int, error) {
+	n := 0
+	for ctx.Err() == nil {
+		ci, err := q.cons.Info(ctx)
+		if err != nil {
+			return n, err
+		}
+		si, err := q.records.Info(ctx)
+		if err != nil {
+			return n, err
+		}
+		first := si.State.FirstSeq
+		if si.State.Msgs == 0 || first == 0 || first > ci.AckFloor.Stream {
+			return n, nil
+		}
+		if err := q.buryDelivered(ctx, first, q.opts.MaxDeliver); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, ctx.Err()
 }
 
 // buryDelivered moves message seq of INCIDEX_RECORDS to INCIDEX_DEAD.

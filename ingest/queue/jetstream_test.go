@@ -470,3 +470,54 @@ func TestJetStreamEpochNamesTheStream(t *testing.T) {
 		t.Errorf("after the stream was created again: epoch %d, want a new one (was %d)", e, e1)
 	}
 }
+
+// TestJetStreamSweepsMissedDeadLetters: a message that passed MaxDeliver
+// while nothing handled the advisories (the writer was down) still goes
+// to the dead letters when HandleDeadLetters starts, instead of sitting in
+// INCIDEX_RECORDS for good with its sequence never applied.
+func TestJetStreamSweepsMissedDeadLetters(t *testing.T) {
+	t.Parallel()
+	dead := newDeadRecorder()
+	q := openTestJS(t, connect(t, runNATS(t, t.TempDir())), JetStreamOptions{AckWait: 300 * time.Millisecond, MaxDeliver: 2, OnDead: dead.onDead})
+	q.noProgress.Store(true)
+	if err := q.Enqueue(bg, recsN("stuck", 1)); err != nil {
+		t.Fatal(err)
+	}
+	// Delivered twice, never acknowledged, no advisory handler running.
+	ctx, cancel := context.WithTimeout(bg, 3*time.Second)
+	for ctx.Err() == nil {
+		_, _ = q.Dequeue(ctx, 0)
+	}
+	cancel()
+	if err := q.Enqueue(bg, recsN("fine", 1)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := dequeueWithin(q, 5*time.Second)
+	if err != nil || b.Records[0].Message != "fine line 0" {
+		t.Fatalf("the next message: %v, %v", b, err)
+	}
+	if err := b.Ack(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n := streamMsgs(t, q.records); n != 1 {
+		t.Fatalf("%d messages in the records stream before the sweep, want the stuck one", n)
+	}
+
+	hctx, hcancel := context.WithCancel(bg)
+	defer hcancel()
+	go func() { _ = q.HandleDeadLetters(hctx) }()
+	select {
+	case seq := <-dead.ch:
+		if seq != 1 {
+			t.Errorf("OnDead seq = %d, want 1", seq)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the message past MaxDeliver whose advisory was missed did not go to the dead letters")
+	}
+	if n := streamMsgs(t, q.records); n != 0 {
+		t.Errorf("%d messages left in the records stream, want 0", n)
+	}
+	if _, err := q.dead.GetMsg(bg, 1); err != nil {
+		t.Errorf("dead letter: %v", err)
+	}
+}
