@@ -67,14 +67,7 @@ func TestSnapshotMatchesLikeTheKB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := want.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := kb.MatcherFromSnapshot(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap, got := roundTrip(t, want)
 	if got.Generation() != want.Generation() || got.Len() != want.Len() || got.Set().MinScore() != want.Set().MinScore() {
 		t.Fatalf("snapshot matcher: generation %d, %d signatures, min score %v; want %d, %d, %v",
 			got.Generation(), got.Len(), got.Set().MinScore(), want.Generation(), want.Len(), want.Set().MinScore())
@@ -161,14 +154,7 @@ func TestSnapshotMinScore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := want.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := kb.MatcherFromSnapshot(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, got := roundTrip(t, want)
 	if got.Set().MinScore() != want.Set().MinScore() {
 		t.Errorf("min score %v, want %v", got.Set().MinScore(), want.Set().MinScore())
 	}
@@ -205,4 +191,18 @@ func TestSnapshotRejectsBadInput(t *testing.T) {
 			t.Errorf("%s: MatcherFromSnapshot = %v, want an error", name, got)
 		}
 	}
+}
+
+// roundTrip encodes m as a snapshot and builds a matcher from it.
+func roundTrip(t *testing.T, m *kb.Matcher) ([]byte, *kb.Matcher) {
+	t.Helper()
+	snap, err := m.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := kb.MatcherFromSnapshot(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap, got
 }

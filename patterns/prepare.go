@@ -180,9 +180,9 @@ var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
 // RFC 3339 form journalctl -o short-iso prints.
 func syslogPrefix(s string) int {
 	i := 0
-	switch {
-	case monthLen(s) > 0:
-		i = monthLen(s)
+	switch m := monthLen(s); {
+	case m > 0:
+		i = m
 		for i < len(s) && s[i] == ' ' {
 			i++
 		}

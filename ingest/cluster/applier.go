@@ -178,17 +178,10 @@ func (a *Applier) apply(ctx context.Context, msg jetstream.Msg) error {
 	}
 	set := a.setFor(res.Epoch)
 	isNew := set.Add(res.Seq)
-	if set != a.set {
-		// A late result of the records stream before the current one:
-		// deduplicated in memory, counted, not part of the checkpoint.
-		if !isNew && !a.opts.NoAppliedSet {
-			a.stats.Duplicates.Add(1)
-			a.metrics.duplicates.Add(1)
-			return a.occ.Observe(ctx, nil, a.encoded, ack)
-		}
-		return a.count(ctx, res, ack)
-	}
-	if isNew {
+	// A late result of the records stream before the current one is
+	// deduplicated in memory and counted; only the current set is the
+	// checkpoint.
+	if isNew && set == a.set {
 		a.encoded = a.set.Encode()
 		if a.set.Skipped != a.skipped {
 			a.log.Warn("applied set past its bound; older sequences treated as applied", "skipped", a.set.Skipped-a.skipped, "floor", a.set.Floor())

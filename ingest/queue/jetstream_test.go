@@ -70,6 +70,20 @@ func dequeueWithin(q *JetStream, d time.Duration) (*Batch, error) {
 	return q.Dequeue(ctx, 0)
 }
 
+// takeAcked dequeues a batch within 5 s, acknowledges it and returns its
+// records.
+func takeAcked(t *testing.T, q *JetStream) []decode.Record {
+	t.Helper()
+	b, err := dequeueWithin(q, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Ack(bg); err != nil {
+		t.Fatal(err)
+	}
+	return b.Records
+}
+
 // deadRecorder collects OnDead calls.
 type deadRecorder struct {
 	mu   sync.Mutex
@@ -136,14 +150,7 @@ func TestJetStreamChunks(t *testing.T) {
 	}
 	var got []decode.Record
 	for len(got) < len(recs) {
-		b, err := dequeueWithin(q, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, b.Records...)
-		if err := b.Ack(bg); err != nil {
-			t.Fatal(err)
-		}
+		got = append(got, takeAcked(t, q)...)
 	}
 	if d := cmp.Diff(recs, got); d != "" {
 		t.Errorf("chunked request out (-want +got):\n%s", d)
@@ -389,14 +396,7 @@ func TestJetStreamFullChunked(t *testing.T) {
 	}
 	var got []decode.Record
 	for range stored { // a worker drains what is there
-		b, err := dequeueWithin(q, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, b.Records...)
-		if err := b.Ack(bg); err != nil {
-			t.Fatal(err)
-		}
+		got = append(got, takeAcked(t, q)...)
 	}
 	if err := q.Enqueue(keyed, half); err != nil { // the sender retries
 		t.Fatalf("retry: %v", err)

@@ -295,9 +295,10 @@ const minPointerWords = 3
 // addPointer keeps a quote or inline code of the prose that is not error
 // text itself but may point at a pasted line.
 func (d *mdDoc) addPointer(q string) {
-	q = strings.ToLower(strings.Join(strings.Fields(q), " "))
+	fields := strings.Fields(strings.ToLower(q))
+	q = strings.Join(fields, " ")
 	words := 0
-	for _, f := range strings.Fields(q) {
+	for _, f := range fields {
 		if strings.IndexFunc(f, unicode.IsLetter) >= 0 {
 			words++
 		}
