@@ -24,7 +24,8 @@ var updateBest = flag.Bool("update-best", false, "rewrite testdata/best-dev.gold
 // variants and healthy lines, in both modes. It guards changes to how the
 // matcher is built and searched that must not change what it finds: the
 // golden file was written by the matcher that compiled each clause as a
-// signature of its own and compiled the set twice.
+// signature of its own and compiled the set twice; the text tier's matches
+// (signature ids ending in #text) were added when it came.
 func TestBestUnchanged(t *testing.T) {
 	m := devMatcher(t)
 	root := filepath.Join("..", "testdata")

@@ -146,6 +146,9 @@ const (
 	SigQuote    = "quote"    // quoted error text in prose
 	SigCurated  = "curated"  // declared in front matter
 	SigPromoted = "promoted" // promoted from an emerging pattern
+	// SigText is the kind of the text tier's pseudo-signatures: a match
+	// through the write-up's own words (see Matcher), never stored.
+	SigText = "writeup-text"
 )
 
 // Signature is a log signature that points at an incident.

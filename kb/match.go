@@ -3,7 +3,9 @@ package kb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/incidex/incidex/patterns"
 )
@@ -22,6 +24,11 @@ type Matcher struct {
 	// clauses: per set index, the clause of its signature it matches
 	// through, or "" for the whole signature (nil when there is none).
 	clauses []string
+	// text is the text tier (see patterns.TextIndex), over the write-ups
+	// that match through clauses; nil when there is none. Its write-up g
+	// is the pseudo-signature m.sigs[textBase+g].
+	text     *patterns.TextIndex
+	textBase int
 }
 
 // IncidentRef is what a hit says about its incident.
@@ -37,6 +44,9 @@ type IncidentRef struct {
 	TellApart   string   `json:"tell_apart,omitempty"`
 	Likelihood  string   `json:"likelihood,omitempty"`
 	pins        []string
+	// words are the write-up's words for the text tier
+	// (patterns.TextHashes); NewMatcher takes them and clears them.
+	words []uint64
 }
 
 // Hit is a match of a line to an incident through one of its signatures.
@@ -167,7 +177,65 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 			break
 		}
 	}
+	m.buildText(count, curated)
 	return m, nil
+}
+
+// buildText builds the text tier over the write-ups that have signatures
+// matching through clauses (the ones that pasted an error once or twice),
+// and appends one pseudo-signature per write-up for its matches.
+func (m *Matcher) buildText(count map[string]int, curated map[string]bool) {
+	ids := make([]string, 0, len(m.incidents))
+	for id, inc := range m.incidents {
+		if count[id] > 0 && !curated[id] && len(inc.words) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	words := make([][]uint64, len(ids))
+	for i, id := range ids {
+		words[i] = m.incidents[id].words
+	}
+	for _, inc := range m.incidents {
+		inc.words = nil
+	}
+	if len(ids) == 0 {
+		return
+	}
+	m.text = patterns.NewTextIndex(ids, words)
+	m.textBase = len(m.sigs)
+	for _, id := range ids {
+		m.sigs = append(m.sigs, Signature{ID: id + TextSignatureSuffix, IncidentID: id, Kind: SigText})
+		if m.clauses != nil {
+			m.clauses = append(m.clauses, "")
+		}
+	}
+}
+
+// TextSignatureSuffix ends the id of an incident's text-tier
+// pseudo-signature: matches through the write-up's own words are recorded
+// (occurrences, feedback) under "<incident id>#text".
+const TextSignatureSuffix = "#text"
+
+// matchText asks the text tier about a line no signature matched
+// confidently, and adds its answer to dst[start:] (best first) if it
+// reaches minScore.
+func (m *Matcher) matchText(line string, minScore float64, dst []patterns.Match, start int) []patterns.Match {
+	tm, ok := m.text.Match(line)
+	if !ok || tm.Score < minScore {
+		return dst
+	}
+	pm := patterns.Match{Sig: m.textBase + tm.Group, Score: tm.Score}
+	if f := m.feedback(line, pm.Sig); f < 1 {
+		if pm.Score *= f; pm.Score < minScore {
+			return dst
+		}
+	}
+	i := start
+	for i < len(dst) && dst[i].Score >= tm.Score {
+		i++
+	}
+	return slices.Insert(dst, i, pm)
 }
 
 // maxSigsForClauses is the most signatures an incident may have for its
@@ -185,6 +253,8 @@ func (m *Matcher) Generation() int64 { return m.gen }
 func (m *Matcher) Set() *patterns.Set { return m.set }
 
 // Signature returns the signature at index i of the set.
+// Indexes from Len on are the text tier's pseudo-signatures, one per
+// write-up (kind SigText), which matches through the text tier carry.
 func (m *Matcher) Signature(i int) Signature { return m.sigs[i] }
 
 // Incident returns the incident of a hit by id, or nil.
@@ -192,10 +262,11 @@ func (m *Matcher) Incident(id string) *IncidentRef { return m.incidents[id] }
 
 // Signatures returns the signatures the matcher compiled, by set index.
 // The slice is the matcher's: do not modify it.
-func (m *Matcher) Signatures() []Signature { return m.sigs }
+// The text tier's pseudo-signatures are not among them (see Signature).
+func (m *Matcher) Signatures() []Signature { return m.sigs[:m.set.Len()] }
 
 // Len returns the number of signatures.
-func (m *Matcher) Len() int { return len(m.sigs) }
+func (m *Matcher) Len() int { return m.set.Len() }
 
 // MatchOptions tune Match.
 type MatchOptions struct {
@@ -249,10 +320,26 @@ func (m *Matcher) Best(line string, mode patterns.Mode, minScore float64, top in
 		dst = m.set.MatchTop(line, mode, minScore, 0, dst[:start])
 	}
 	dst = dst[:start+len(m.Adjust(line, dst[start:], minScore))]
+	if m.text != nil && (len(dst) == start || dst[start].Score < m.set.MinScore()) {
+		min := minScore
+		if min <= 0 {
+			min = m.set.MinScore()
+		}
+		dst = m.matchText(line, min, dst, start)
+	}
 	if top > 0 && len(dst)-start > top {
 		dst = dst[:start+top]
 	}
 	return dst
+}
+
+// feedback is the factor feedback puts on signature sig for line.
+func (m *Matcher) feedback(line string, sig int) float64 {
+	v := m.verdicts[m.sigs[sig].ID]
+	if v == nil {
+		return 1
+	}
+	return feedbackFactor(v[LineTemplate(line)])
 }
 
 // anyVerdicts reports whether feedback names a signature of ms.
@@ -270,6 +357,9 @@ func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
 	sig := m.sigs[pm.Sig]
 	h := Hit{Incident: m.incidents[sig.IncidentID], Score: round3(pm.Score),
 		Signature: SignatureRef{ID: sig.ID, Template: sig.Template, Kind: sig.Kind}}
+	if m.text != nil && pm.Sig >= m.textBase {
+		return m.textHit(line, pm, h, o)
+	}
 	ex := m.set.Explain(line, pm)
 	h.Captures = ex.Captures
 	if o.Explain {
@@ -282,6 +372,40 @@ func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
 		}
 		h.Explain = &ex
 	}
+	return h
+}
+
+// textHit completes a hit of the text tier: its evidence is the words the
+// line shares with the write-up, not an alignment with a signature.
+func (m *Matcher) textHit(line string, pm patterns.Match, h Hit, o MatchOptions) Hit {
+	p := patterns.Prepare(line)
+	h.Captures = patterns.Captures(p.Text, patterns.Tokenize(p.Text, nil))
+	if !o.Explain {
+		return h
+	}
+	terms := m.text.Terms(line, pm.Sig-m.textBase)
+	var distinct, other []string
+	for _, t := range terms {
+		if t.Distinct {
+			distinct = append(distinct, t.Word)
+		} else {
+			other = append(other, t.Word)
+		}
+	}
+	ex := patterns.Explanation{Text: p.Text, Tokens: []patterns.ExplainedToken{}, Missing: []string{}, Score: h.Score,
+		Direction: "writeup", Captures: h.Captures, Terms: terms}
+	if tm, ok := m.text.Match(line); ok {
+		ex.LineCoverage = round3(tm.Coverage)
+	}
+	note := fmt.Sprintf("matched through the write-up's own text, not a signature: it has the line's distinctive words %s", strings.Join(distinct, ", "))
+	if len(other) > 0 {
+		note += fmt.Sprintf(" (and %s)", strings.Join(other, ", "))
+	}
+	ex.Notes = append(ex.Notes, note+fmt.Sprintf(", %.0f%% of the line's weight; words are weighed by how rare they are among the write-ups and in a generic corpus of log and error messages", 100*ex.LineCoverage))
+	if net := m.verdicts[h.Signature.ID][LineTemplate(line)]; net > 0 {
+		ex.Notes = append(ex.Notes, fmt.Sprintf("down-weighted x%.2f: marked wrong for lines like this %d more time(s) than right (feedback)", feedbackFactor(net), net))
+	}
+	h.Explain = &ex
 	return h
 }
 
@@ -366,8 +490,41 @@ func (inc *Incident) Ref() *IncidentRef {
 	return &IncidentRef{
 		ID: inc.ID, Title: inc.Title, Source: inc.Source, RootCause: inc.RootCause, CauseStatus: inc.CauseStatus,
 		Fix: inc.Fix, Runbook: inc.Runbook, Overlaps: inc.Overlaps, TellApart: inc.TellApart,
-		Likelihood: inc.Likelihood, pins: inc.Pins,
+		Likelihood: inc.Likelihood, pins: inc.Pins, words: patterns.TextHashes(inc.TierText()),
 	}
+}
+
+// TierText is the part of the write-up the text tier reads: what it says
+// about the failure (title, tags, services, summary, symptoms, impact,
+// cause, timeline, lessons, the log lines pasted, and the sections of
+// those kinds or of none), not how to fix it (fix, runbook, prevention:
+// commands and remedies that other failures share).
+func (inc *Incident) TierText() string {
+	var b strings.Builder
+	add := func(s ...string) {
+		for _, x := range s {
+			if x != "" {
+				b.WriteString(x)
+				b.WriteByte('\n')
+			}
+		}
+	}
+	add(inc.Title, inc.Summary, inc.Symptoms, inc.Impact, inc.RootCause, inc.CauseSource, inc.Timeline, inc.Lessons)
+	add(inc.Tags...)
+	add(inc.Services...)
+	add(inc.Superseded...)
+	for _, bl := range inc.Logs {
+		if bl.Class == "log" {
+			add(bl.Lines...)
+		}
+	}
+	for _, s := range inc.Sections {
+		switch s.Kind {
+		case "", SectionSummary, SectionSymptoms, SectionImpact, SectionRootCause, SectionTimeline, SectionLessons:
+			add(s.Heading, s.Text)
+		}
+	}
+	return b.String()
 }
 
 // SortHits orders hits best first, then by incident id.

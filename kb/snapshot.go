@@ -51,6 +51,9 @@ type snapshotIncident struct {
 	TellApart   string   `json:"tell_apart"`
 	Likelihood  string   `json:"likelihood"`
 	Pins        []string `json:"pins"`
+	// Words are the write-up's words for the text tier (hashes); an older
+	// writer's snapshot has none, and its worker matches without the tier.
+	Words []uint64 `json:"text_words,omitempty"`
 }
 
 // Snapshot encodes what the matcher was built from (see
@@ -61,8 +64,18 @@ func (m *Matcher) Snapshot() ([]byte, error) {
 	// clause entries (m.clauses[i] != ""): the whole-line entries, in
 	// order, are the signatures NewMatcher was given, less those of
 	// unknown incidents, which it drops anyway.
-	s.Signatures = make([]Signature, 0, len(m.sigs))
-	for i, sig := range m.sigs {
+	// The text tier's pseudo-signatures come after them.
+	sigs := m.sigs
+	var words map[string][]uint64
+	if m.text != nil {
+		sigs = m.sigs[:m.textBase]
+		words = map[string][]uint64{}
+		for g, ws := range m.text.Words() {
+			words[m.text.Group(g)] = ws
+		}
+	}
+	s.Signatures = make([]Signature, 0, len(sigs))
+	for i, sig := range sigs {
 		if m.clauses == nil || m.clauses[i] == "" {
 			s.Signatures = append(s.Signatures, sig)
 		}
@@ -71,7 +84,7 @@ func (m *Matcher) Snapshot() ([]byte, error) {
 	for _, inc := range m.incidents {
 		s.Incidents = append(s.Incidents, snapshotIncident{ID: inc.ID, Title: inc.Title, Source: inc.Source,
 			RootCause: inc.RootCause, CauseStatus: inc.CauseStatus, Fix: inc.Fix, Runbook: inc.Runbook,
-			Overlaps: inc.Overlaps, TellApart: inc.TellApart, Likelihood: inc.Likelihood, Pins: inc.pins})
+			Overlaps: inc.Overlaps, TellApart: inc.TellApart, Likelihood: inc.Likelihood, Pins: inc.pins, Words: words[inc.ID]})
 	}
 	// Sorted, so that a generation always encodes to the same bytes.
 	sort.Slice(s.Incidents, func(i, j int) bool { return s.Incidents[i].ID < s.Incidents[j].ID })
@@ -103,7 +116,7 @@ func MatcherFromSnapshot(b []byte) (*Matcher, error) {
 	for _, in := range s.Incidents {
 		incs[in.ID] = &IncidentRef{ID: in.ID, Title: in.Title, Source: in.Source, RootCause: in.RootCause,
 			CauseStatus: in.CauseStatus, Fix: in.Fix, Runbook: in.Runbook, Overlaps: in.Overlaps,
-			TellApart: in.TellApart, Likelihood: in.Likelihood, pins: in.Pins}
+			TellApart: in.TellApart, Likelihood: in.Likelihood, pins: in.Pins, words: in.Words}
 	}
 	m, err := NewMatcher(s.Signatures, incs, s.Generation, s.MinScore)
 	if err != nil {

@@ -37,14 +37,19 @@ type Explanation struct {
 	Score        float64 `json:"score"`
 	Coverage     float64 `json:"coverage"`
 	LineCoverage float64 `json:"line_coverage"`
-	// Direction is "stream" (the line contains the signature) or
-	// "fragment" (the line is a part of the signature).
+	// Direction is "stream" (the line contains the signature),
+	// "fragment" (the line is a part of the signature) or "writeup" (no
+	// signature: the write-up's own text has the line's distinctive words).
 	Direction string `json:"direction"`
 	// Captures are named values from the line: ip, port, pod, namespace,
 	// node, container, container_id, pod_uid, path.
 	Captures map[string]string `json:"captures"`
 	// Notes explain adjustments to the score (likelihood, feedback).
 	Notes []string `json:"notes,omitempty"`
+	// Terms are, for a match through a write-up's text (Direction
+	// "writeup"), the words the line and the write-up share, heaviest
+	// first.
+	Terms []TextTerm `json:"terms,omitempty"`
 }
 
 // ExplainedToken is one token of the explained line.

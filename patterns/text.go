@@ -1,0 +1,457 @@
+package patterns
+
+import (
+	_ "embed"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The text tier: evidence from a write-up's own words.
+//
+// A team pastes an error once; other occurrences of the failure often
+// print it in other words (another client, another version) that the
+// write-up's prose still uses: its title, its symptoms, its cause. The
+// text tier ranks incidents by the words a failure line shares with each
+// write-up's text. What a word is worth comes from two counts: how many
+// write-ups have it (the knowledge base's IDF) and how many messages of a
+// large generic background have it (background.tsv, built by
+// bench/background from log and error messages of open-source
+// infrastructure code and public log samples). So "connection", "failed"
+// or "type" say little even in a knowledge base of five write-ups, and
+// "altnames" or "watermark" say a lot.
+//
+// It is a second tier: it is asked only when no signature matched confidently, and only
+// for lines that read as failures. It is strict, because its evidence is a
+// bag of words: a match needs the write-up to hold a good part of the line's
+// weight (textCover), a confident one two distinctive words in common
+// (background weight at least textStrongBg, in at most a tenth of the
+// write-ups), and a clear lead over the next write-up. One distinctive
+// word makes a possible match.
+
+//go:embed background.tsv
+var backgroundTSV string
+
+// Thresholds of the text tier.
+const (
+	// textCover is the share of the line's weight the write-up
+	// must hold for any text match.
+	textCover = 0.4
+	// textStrongConfident and textStrongPossible are the distinctive
+	// words in common a confident and a possible text match need.
+	textStrongConfident = 2
+	textStrongPossible  = 1
+	// textStrongBg is the background weight of a distinctive word.
+	textStrongBg = 0.6
+	// textMargin is the lead the best write-up needs over the next, as a
+	// share of its score.
+	textMargin = 0.3
+	// textMaxWords bounds the words of a line the tier looks at.
+	textMaxWords = 128
+)
+
+// background holds the generic corpus' document frequencies as weights:
+// 1 for a word at most 0.03% of background messages have, falling to
+// 0.02 for one in 3% or more.
+type background struct {
+	weight map[uint64]float32
+}
+
+var loadBackground = sync.OnceValue(func() *background {
+	b := &background{weight: map[uint64]float32{}}
+	n := 0.0
+	for line := range strings.SplitSeq(backgroundTSV, "\n") {
+		k, v, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		c, err := strconv.Atoi(v)
+		if err != nil {
+			continue
+		}
+		if k == "#N" {
+			n = float64(c)
+			continue
+		}
+		if n > 0 {
+			b.weight[hashLower(k)] = bgWeight(float64(c), n)
+		}
+	}
+	return b
+})
+
+func bgWeight(df, n float64) float32 {
+	x := (-math.Log10((df+1)/n) - 1.5) / 2.5
+	return float32(min(1, max(0.02, x)))
+}
+
+// bg returns a word's background weight (1 for a word the background does
+// not have).
+func (b *background) bg(h uint64) float32 {
+	if w, ok := b.weight[h]; ok {
+		return w
+	}
+	return 1
+}
+
+// textStop are words the text tier never counts: the stop words and the
+// function words of prose.
+var textStop = hashSet(
+	"no", "yes", "not", "been", "being", "having", "me", "us", "could", "would", "should",
+	"shall", "may", "might", "must", "very", "each", "why", "same", "own", "too", "once",
+	"under", "between", "through", "via", "per", "done", "whom",
+)
+
+// TextIndex is the text tier over a set of write-ups. It is immutable and
+// safe for concurrent use.
+type TextIndex struct {
+	groups  []string
+	vocab   map[uint64]int32
+	entries []textEntry
+	hashes  []uint64 // per entry, its word's hash
+	posts   []int32
+	n       float64
+	bg      *background
+	scratch sync.Pool
+}
+
+type textEntry struct {
+	df             int32
+	postOff, postN int32
+}
+
+// TextMatch is the text tier's answer for a line: the best write-up, its
+// score (0.5 and up confident, PossibleMinScore up to 0.5 possible), the
+// share of the line's weight it holds and how many distinctive words the
+// two share.
+type TextMatch struct {
+	Group     int
+	Score     float64
+	Coverage  float64
+	Strong    int
+	Confident bool
+}
+
+type textScratch struct {
+	acc     []float32
+	strong  []uint8
+	touched []int32
+	words   []uint64
+}
+
+// TextHashes returns the words of a write-up's text the text tier
+// counts, once each, as hashes: what NewTextIndex takes.
+func TextHashes(text string) []uint64 {
+	var out []uint64
+	seen := map[uint64]bool{}
+	textWords(text, false, func(h uint64, _ string, _ bool) {
+		if h != 0 && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	})
+	return out
+}
+
+// NewTextIndex indexes write-ups: groups[i] (an incident id) has the words
+// words[i] (TextHashes of its text).
+func NewTextIndex(groups []string, words [][]uint64) *TextIndex {
+	x := &TextIndex{groups: groups, vocab: map[uint64]int32{}, n: float64(len(groups)), bg: loadBackground()}
+	for _, hs := range words {
+		for _, h := range hs {
+			e, ok := x.vocab[h]
+			if !ok {
+				e = int32(len(x.entries))
+				x.vocab[h] = e
+				x.entries = append(x.entries, textEntry{})
+				x.hashes = append(x.hashes, h)
+			}
+			x.entries[e].df++
+		}
+	}
+	off := int32(0)
+	for i := range x.entries {
+		x.entries[i].postOff = off
+		off += x.entries[i].df
+	}
+	x.posts = make([]int32, off)
+	for g, hs := range words {
+		for _, h := range hs {
+			e := &x.entries[x.vocab[h]]
+			x.posts[e.postOff+e.postN] = int32(g)
+			e.postN++
+		}
+	}
+	return x
+}
+
+// Words returns each write-up's words, as NewTextIndex was given them (in
+// another order): what a snapshot of the index keeps.
+func (x *TextIndex) Words() [][]uint64 {
+	out := make([][]uint64, len(x.groups))
+	for e, en := range x.entries {
+		for _, g := range x.posts[en.postOff : en.postOff+en.postN] {
+			out[g] = append(out[g], x.hashes[e])
+		}
+	}
+	return out
+}
+
+// Len returns the number of write-ups.
+func (x *TextIndex) Len() int { return len(x.groups) }
+
+// Group returns the group (incident id) of write-up g.
+func (x *TextIndex) Group(g int) string { return x.groups[g] }
+
+// weight is what word h of a line is worth.
+func (x *TextIndex) weight(h uint64) (w float32, df int32) {
+	if e, ok := x.vocab[h]; ok {
+		df = x.entries[e].df
+	}
+	return x.bg.bg(h) * float32(1+math.Log((x.n+1)/(float64(df)+1))), df
+}
+
+func (x *TextIndex) strong(h uint64, df int32) bool {
+	return df > 0 && x.bg.bg(h) >= textStrongBg && float64(df) <= max(1, x.n/10)
+}
+
+// Match returns the text tier's best write-up for line, if it reaches the
+// possible band. It does not allocate.
+func (x *TextIndex) Match(line string) (TextMatch, bool) {
+	if x == nil || len(x.groups) == 0 {
+		return TextMatch{}, false
+	}
+	p := Prepare(line)
+	sc, _ := x.scratch.Get().(*textScratch)
+	if sc == nil {
+		sc = &textScratch{acc: make([]float32, len(x.groups)), strong: make([]uint8, len(x.groups))}
+	}
+	defer x.scratch.Put(sc)
+	fail := p.Level >= LevelWarn
+	sc.words = sc.words[:0]
+	textWords(p.Text, true, func(h uint64, _ string, f bool) {
+		fail = fail || f
+		if h != 0 && len(sc.words) < textMaxWords && !containsHash(sc.words, h) {
+			sc.words = append(sc.words, h)
+		}
+	})
+	if !fail {
+		return TextMatch{}, false
+	}
+	var tot float32
+	sc.touched = sc.touched[:0]
+	for _, h := range sc.words {
+		w, df := x.weight(h)
+		tot += w
+		if df == 0 {
+			continue
+		}
+		e := x.entries[x.vocab[h]]
+		st := x.strong(h, df)
+		for _, g := range x.posts[e.postOff : e.postOff+e.postN] {
+			if sc.acc[g] == 0 && sc.strong[g] == 0 {
+				sc.touched = append(sc.touched, g)
+			}
+			sc.acc[g] += w
+			if st {
+				sc.strong[g]++
+			}
+		}
+	}
+	best, second := int32(-1), float32(0)
+	for _, g := range sc.touched {
+		if best < 0 || sc.acc[g] > sc.acc[best] || (sc.acc[g] == sc.acc[best] && g < best) {
+			if best >= 0 {
+				second = max(second, sc.acc[best])
+			}
+			best = g
+		} else {
+			second = max(second, sc.acc[g])
+		}
+	}
+	var m TextMatch
+	ok := false
+	if best >= 0 && tot > 0 {
+		a := sc.acc[best]
+		m = TextMatch{Group: int(best), Coverage: float64(a / tot), Strong: int(sc.strong[best])}
+		if m.Coverage >= textCover && a-second >= textMargin*a && m.Strong >= textStrongPossible {
+			ok = true
+			// The score rises with the share of the line the write-up
+			// holds: 0.5–0.7 confident, 0.3–0.45 possible.
+			r := (m.Coverage - textCover) / (1 - textCover)
+			if m.Strong >= textStrongConfident {
+				m.Confident, m.Score = true, 0.5+0.2*r
+			} else {
+				m.Score = 0.3 + 0.15*r
+			}
+		}
+	}
+	for _, g := range sc.touched {
+		sc.acc[g], sc.strong[g] = 0, 0
+	}
+	return m, ok
+}
+
+// TextTerm is a word a line shares with a write-up, with its weight and
+// whether it is distinctive.
+type TextTerm struct {
+	Word     string  `json:"word"`
+	Weight   float64 `json:"weight"`
+	Distinct bool    `json:"distinctive"`
+}
+
+// Terms returns the words of line that write-up g has, heaviest first: the
+// evidence of a text match.
+func (x *TextIndex) Terms(line string, g int) []TextTerm {
+	p := Prepare(line)
+	var out []TextTerm
+	var seen []uint64
+	textWords(p.Text, true, func(h uint64, word string, _ bool) {
+		if h == 0 || containsHash(seen, h) {
+			return
+		}
+		seen = append(seen, h)
+		e, ok := x.vocab[h]
+		if !ok {
+			return
+		}
+		en := x.entries[e]
+		for _, gg := range x.posts[en.postOff : en.postOff+en.postN] {
+			if int(gg) == g {
+				w, df := x.weight(h)
+				out = append(out, TextTerm{Word: strings.ToLower(word), Weight: float64(int(w*100+0.5)) / 100, Distinct: x.strong(h, df)})
+				return
+			}
+		}
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Weight > out[j].Weight })
+	return out
+}
+
+// TextWords returns the words of s the text tier counts, lower-cased, in
+// order (repeats kept): what bench/background counts in its corpus.
+func TextWords(s string) []string {
+	var out []string
+	textWords(s, false, func(h uint64, w string, _ bool) {
+		if h != 0 {
+			out = append(out, strings.ToLower(w))
+		}
+	})
+	return out
+}
+
+func containsHash(hs []uint64, h uint64) bool {
+	for _, x := range hs {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+// textWords calls fn for each word of s the text tier counts, with whether
+// the word is evidence of a failure. Words are runs of letters and digits
+// split at '.', '_', '\”, '-' and '/', lower-cased; words with digits,
+// single letters and stop words are left out. For a log line (structural)
+// the structure of the line is left out too: a key (`level=`, `"type":`),
+// the directories of a path (/usr/bin/sh is sh), and the package of a
+// qualified name (java.lang.OutOfMemoryError is OutOfMemoryError).
+func textWords(s string, structural bool, fn func(h uint64, word string, failure bool)) {
+	prevNotNo := false
+	i := 0
+	for i < len(s) {
+		if !chunkByte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && chunkByte(s[j]) {
+			j++
+		}
+		chunk := s[i:j]
+		start := i
+		i = j
+		if structural {
+			if j < len(s) && s[j] == '=' {
+				continue
+			}
+			if start > 0 && s[start-1] == '"' && j+1 < len(s) && s[j] == '"' && s[j+1] == ':' {
+				continue
+			}
+			// The key of a field list in a tail: nginx's ", client: …,
+			// server: …, upstream: …".
+			if start >= 2 && s[start-2] == ',' && s[start-1] == ' ' && j+1 < len(s) && s[j] == ':' && s[j+1] == ' ' {
+				continue
+			}
+			if k := strings.LastIndexByte(strings.TrimRight(chunk, "/"), '/'); k >= 0 {
+				chunk = chunk[k+1:]
+			}
+			if strings.Count(strings.TrimRight(chunk, "."), ".") >= 2 && chunk[0] >= 'a' && chunk[0] <= 'z' {
+				chunk = chunk[strings.LastIndexByte(strings.TrimRight(chunk, "."), '.')+1:]
+			}
+		}
+		for w := range splitWords(chunk) {
+			h := hashLower(w)
+			failure := errorWords[h] && (!weakErrorWords[h] || textWeakFailure[h]) || errorClassName(w) || errnoName(w) || prevNotNo
+			prevNotNo = h == hashNot || h == hashNo
+			if len(w) < 2 || hasDigit(w) || stopWords[h] || textStop[h] {
+				if failure {
+					fn(0, "", true) // evidence, but not a word to count
+				}
+				continue
+			}
+			fn(h, w, failure)
+		}
+	}
+}
+
+func chunkByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '.' || c == '_' || c == '-' || c == '/' || c == '\''
+}
+
+// splitWords yields the parts of a chunk between '.', '_', '\”, '-' and '/'.
+func splitWords(chunk string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		k := 0
+		for k < len(chunk) {
+			for k < len(chunk) && !alnum(chunk[k]) {
+				k++
+			}
+			e := k
+			for e < len(chunk) && alnum(chunk[e]) {
+				e++
+			}
+			if e > k && !yield(chunk[k:e]) {
+				return
+			}
+			k = e
+		}
+	}
+}
+
+func alnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// textWeakFailure are the weak error words (see weakErrorWords) that the
+// text tier takes as evidence of a failure on their own: "blocked by
+// process", "Lost connection", "Connection reset by peer".
+var textWeakFailure = hashSet("blocked", "lost", "reset", "kill", "dropped", "conflict", "wrong",
+	"bad", "stale", "terminated", "evict", "crit", "critical")
+
+// errnoName reports a POSIX errno name as runtimes print it: EADDRINUSE,
+// ECONNREFUSED, ENOSPC.
+func errnoName(s string) bool {
+	if len(s) < 5 || s[0] != 'E' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
