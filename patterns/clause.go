@@ -60,7 +60,7 @@ func Clauses(example string) []string {
 		*dst = append(*dst, c)
 	}
 	for i := 0; i+2 < len(p); i++ {
-		if p[i] == ':' && p[i+1] == ' ' {
+		if p[i] == ':' && p[i+1] == ' ' && !detailLabel(p[:i]) {
 			keep(p[i+2:], &tails)
 		}
 	}
@@ -69,6 +69,20 @@ func Clauses(example string) []string {
 	}
 	out := shortest(tails, 2)
 	return append(out, shortest(quoted, 2)...)
+}
+
+// detailLabel reports whether s ends in a label that introduces a detail
+// of the error before it, not an error of its own: PostgreSQL's "DETAIL:
+// Key (id)=(1) already exists." says which row "duplicate key value
+// violates unique constraint" was about; on its own it is any "already
+// exists".
+func detailLabel(s string) bool {
+	for _, l := range []string{"DETAIL", "HINT", "CONTEXT", "STATEMENT", "LOCATION", "QUERY"} {
+		if strings.HasSuffix(s, l) && (len(s) == len(l) || !isLetter(s[len(s)-len(l)-1])) {
+			return true
+		}
+	}
+	return false
 }
 
 // shortest returns the n shortest of cs, shortest first.

@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +55,16 @@ func TestQuotedNameWeighsLittle(t *testing.T) {
 	}
 	if ms := s.MatchMode("subnet.env: no such file", Query, 0, nil); len(ms) == 0 {
 		t.Errorf("a fragment naming the quoted file did not match")
+	}
+}
+
+// PostgreSQL's DETAIL (and HINT, CONTEXT, ...) says which row or statement
+// the error was about; the tail after it is not a failure of its own.
+func TestClausesSkipDetailFields(t *testing.T) {
+	cs := Clauses(`ERROR:  duplicate key value violates unique constraint "users_pkey" DETAIL:  Key (id)=(1) already exists.`)
+	for _, c := range cs {
+		if strings.HasPrefix(c, "Key (id)") {
+			t.Errorf("clause %q: the DETAIL tail stands alone", c)
+		}
 	}
 }

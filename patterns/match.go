@@ -9,6 +9,8 @@ import (
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
+	level     Level // what the line's prefix said
+	lineErr   bool  // the line has an error word some signature has
 	toks      []Token
 	acc       []float32
 	famSeen   []bool  // per family (its first signature): the line touched it
@@ -78,6 +80,7 @@ func (s *Set) MatchTop(line string, mode Mode, minScore float64, top int, dst []
 	sc := s.getScratch()
 	defer s.scratch.Put(sc)
 	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
+	sc.level = p.Level
 	start := len(dst)
 	dst = s.candidates(p.Text, mode, min, top, sc, dst)
 	if len(dst) > start {
@@ -167,6 +170,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	// whose signatures all have some: the error gate below would drop
 	// them, and most signatures have error words.
 	noErr := lineErr == errMask{}
+	sc.lineErr = !noErr
 	for _, id := range sc.anchorIDs {
 		ps := s.vocab.postings(&s.vocab.entries[id])
 		if s.single {
@@ -227,6 +231,9 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			}
 			if em := &s.errMasks[i]; em[0]|em[1]|em[2]|em[3] != 0 && !em.intersects(&lineErr) {
 				continue // it has error words and the line none of them
+			}
+			if s.pats[i].levelFail && noErr && sc.level < LevelWarn {
+				continue // its failure was its level, and the line has neither
 			}
 			sc.cands = append(sc.cands, cand{sig: i, bound: capOne(upper * c.boost)}) // scores are capped at 1 too
 		}
@@ -653,6 +660,9 @@ func credit(st sigToken, t Token) float32 {
 // signature's type weight matched) and, when frag is set, the fragment score
 // (share of the line's own weight matched).
 func (s *Set) score(sig *compiled, text string, sc *scratch, mode Mode) (float32, float32) {
+	if sig.levelFail && !sc.lineErr && sc.level < LevelWarn {
+		return 0, 0 // its failure was its level, and the line has neither
+	}
 	c := s.view(sig)
 	if cap(sc.credit) < len(c.types) {
 		sc.credit = make([]float32, len(c.types))

@@ -308,6 +308,7 @@ func checkBounds(t *testing.T, s *Set, line string, mode Mode, min float32) int 
 	defer s.scratch.Put(sc)
 	p := Prepare(line)
 	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
+	sc.level = p.Level
 	bound := map[int32][2]float32{}
 	if s.prefilter(p.Text, mode, min, sc) {
 		for _, c := range sc.cands {
@@ -450,5 +451,27 @@ func TestRepeatedRuns(t *testing.T) {
 		if got := b.repeatedRuns(ntypes); !slices.Equal(got, tt.want) {
 			t.Errorf("repeatedRuns(%v) = %v, want %v", tt.typ, got, tt.want)
 		}
+	}
+}
+
+// A signature whose only failure evidence is its level (PostgreSQL prints
+// "FATAL:  the database system is starting up") does not match a line that
+// has neither a warning level nor an error word: the same server's
+// "database system is ready to accept connections".
+func TestLevelIsTheFailureOfASignatureWithoutErrorWords(t *testing.T) {
+	s, err := Compile([]Def{{ID: "a", Group: "pg", Text: `Jan 25 11:46:27 db-1 sh[6467]: 2016-01-25 11:46:27 UTC FATAL:  the database system is starting up`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{
+		`2024-06-20 13:01:14.268 UTC [57] LOG:  database system is ready to accept connections`,
+		`LOG:  database system was shut down at 2017-02-13 10:44:02 UTC`,
+	} {
+		if ms := s.MatchTop(l, Stream, 0.3, 1, nil); len(ms) > 0 {
+			t.Errorf("healthy %q matched at %.2f", l, ms[0].Score)
+		}
+	}
+	if ms := s.MatchTop(`2021-03-01 10:00:00.123 UTC [88] FATAL:  the database system is starting up`, Stream, 0, 1, nil); len(ms) == 0 {
+		t.Error("the same failure did not match")
 	}
 }

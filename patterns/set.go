@@ -134,9 +134,13 @@ type compiled struct {
 	maskKinds    uint16 // bit k: the signature has a mask of kind k
 	coverKinds   uint16 // maskKinds plus the kinds that stand in for them (pod ↔ instance name)
 	hasErr       bool
-	hasNeg       bool                 // it has a negation word (no, not, never)
-	maskOff      [numKinds + 1]uint16 // kind k's positions are the masked positions [maskOff[k]:maskOff[k+1]]
-	maskTypes    [numKinds]uint16     // number of mask types of each kind
+	hasNeg       bool // it has a negation word (no, not, never)
+	// levelFail: it reads as a failure only by its level ("FATAL:  the
+	// database system is starting up"), so a line must have a warning or
+	// error level, or an error word.
+	levelFail bool
+	maskOff   [numKinds + 1]uint16 // kind k's positions are the masked positions [maskOff[k]:maskOff[k+1]]
+	maskTypes [numKinds]uint16     // number of mask types of each kind
 }
 
 // sigView is a compiled signature with its runs of the set's slices, as
@@ -253,6 +257,9 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	for i := range s.pats {
 		c := &s.pats[i]
 		s.pre[i] = preSig{invTotal: 1 / c.total, boost: c.boost}
+		if !c.hasErr && !s.defs[i].Template {
+			c.levelFail = Prepare(s.defs[i].Text).Level >= LevelWarn
+		}
 		for _, ti := range s.types[c.typ:c.typEnd] {
 			switch {
 			case !ti.literal:

@@ -35,7 +35,7 @@ func textIndex(t testing.TB, docs ...struct{ id, text string }) *TextIndex {
 
 func TestTextBackgroundWeighsGenericWordsLow(t *testing.T) {
 	bg := loadBackground()
-	for _, w := range []string{"failed", "error", "connection", "invalid", "type"} {
+	for _, w := range []string{"failed", "connection", "invalid", "type", "request"} {
 		if got := bg.bg(hashLower(w)); got > 0.5 {
 			t.Errorf("background weight of %q = %.2f, want at most 0.5: it is in many generic messages", w, got)
 		}
@@ -51,17 +51,21 @@ func TestTextBackgroundWeighsGenericWordsLow(t *testing.T) {
 // prose has them.
 func TestTextTierMatchesAnotherWordingThroughTheProse(t *testing.T) {
 	x := textIndex(t, textKB...)
-	for _, c := range []struct{ line, want string }{
-		{`[2019-04-02T10:11:12,123][WARN ][o.e.c.r.a.DiskThresholdMonitor] [node-1] flood stage disk watermark [95%] exceeded on [node-1][/data], all indices on this node will be marked read-only`, "es-flood"},
-		{`2024-06-07 10:32:02 UTC [66057] FATAL:  remaining connection slots are reserved for superusers`, "pg-clients"},
+	for _, c := range []struct {
+		line, want string
+		confident  bool
+	}{
+		{`[2019-04-02T10:11:12,123][WARN ][o.e.c.r.a.DiskThresholdMonitor] [node-1] flood stage disk watermark [95%] exceeded on [node-1][/data], all indices on this node will be marked read-only`, "es-flood", true},
+		// Two distinctive words in common (slots, superusers): possible.
+		{`2024-06-07 10:32:02 UTC [66057] FATAL:  remaining connection slots are reserved for superusers`, "pg-clients", false},
 	} {
 		m, ok := x.Match(c.line)
-		if !ok || !m.Confident || x.Group(m.Group) != c.want {
-			t.Errorf("Match(%.60q) = %+v, %v; want a confident match of %s", c.line, m, ok, c.want)
+		if !ok || m.Confident != c.confident || x.Group(m.Group) != c.want {
+			t.Errorf("Match(%.60q) = %+v, %v; want a match of %s, confident %v", c.line, m, ok, c.want, c.confident)
 			continue
 		}
-		if m.Score < 0.5 || m.Score > 0.7 {
-			t.Errorf("confident text score %.3f, want 0.5..0.7", m.Score)
+		if lo, hi := 0.3, 0.45; c.confident && (m.Score < 0.5 || m.Score > 0.7) || !c.confident && (m.Score < lo || m.Score > hi) {
+			t.Errorf("text score %.3f out of its band (confident %v)", m.Score, c.confident)
 		}
 		var distinct []string
 		for _, tt := range x.Terms(c.line, m.Group) {
@@ -69,8 +73,8 @@ func TestTextTierMatchesAnotherWordingThroughTheProse(t *testing.T) {
 				distinct = append(distinct, tt.Word)
 			}
 		}
-		if len(distinct) < textStrongConfident {
-			t.Errorf("evidence %v: want at least %d distinctive words", distinct, textStrongConfident)
+		if len(distinct) != m.Strong || c.confident && len(distinct) < textStrongConfident {
+			t.Errorf("evidence %v, strong %d: want the distinctive words the match counted", distinct, m.Strong)
 		}
 	}
 }
@@ -116,13 +120,13 @@ func TestTextTierWithOneWriteup(t *testing.T) {
 
 func TestTextWordsLeaveOutTheLinesStructure(t *testing.T) {
 	var got []string
-	textWords(`level=error msg="exec failed" path=/usr/local/bin/entrypoint.sh {"component": "scheduler"} java.lang.OutOfMemoryError, client: 10.0.0.1, upstream: "http://x"`, true,
+	textWords(`level=error msg="error: exec failed" path=/usr/local/bin/entrypoint.sh {"component": "scheduler"} java.lang.OutOfMemoryError, client: 10.0.0.1, upstream: "http://x"`, true,
 		func(h uint64, w string, _ bool) {
 			if h != 0 {
 				got = append(got, w)
 			}
 		})
-	want := []string{"error", "exec", "failed", "entrypoint", "sh", "scheduler", "OutOfMemoryError", "http"}
+	want := []string{"exec", "failed", "entrypoint", "sh", "scheduler", "OutOfMemoryError", "http"}
 	if !slices.Equal(got, want) {
 		t.Errorf("words %q, want %q", got, want)
 	}

@@ -61,7 +61,8 @@ var errorWords = hashSet(
 	"slow", "overflow", "leak", "leaked", "deadlock", "unmounted", "orphaned", "rejecting",
 	"denying", "refusing", "unknownauthority", "nxdomain", "servfail", "outofmemory",
 	"outofcpu", "insufficientmemory", "nodeaffinity", "preempted", "backofflimitexceeded",
-	"gone", "prematurely",
+	"gone", "prematurely", "violates", "violated", "noauth", "inequivalent", "unauthenticated",
+	"incompatible", "incorrect", "uncaught", "unhandled", "traceback", "refuses",
 )
 
 func hashSet(words ...string) map[uint64]bool {
@@ -120,6 +121,21 @@ func errorClassName(s string) bool {
 	return strings.HasSuffix(s, "Error") || strings.HasSuffix(s, "Exception") || strings.HasSuffix(s, "Failure") || strings.HasSuffix(s, "Fault")
 }
 
+// compoundFailure reports an error code whose parts include an error
+// word: PRECONDITION_FAILED, CERTIFICATE_VERIFY_FAILED,
+// ERR_TLS_CERT_ALTNAME_INVALID.
+func compoundFailure(s string) bool {
+	if !strings.ContainsAny(s, "_-") {
+		return false
+	}
+	for part := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == '_' || r == '-' }) {
+		if h := hashLower(part); errorWords[h] && !weakErrorWords[h] {
+			return true
+		}
+	}
+	return false
+}
+
 // weakErrorWords count as failure evidence for the match gate but not on
 // their own for IsFailure: "not" and "no" need a word after them.
 var weakErrorWords = hashSet(
@@ -140,7 +156,7 @@ func IsFailure(line string) bool {
 	}
 	toks := Tokenize(p.Text, nil)
 	for i, t := range toks {
-		if t.Kind == KindWord && !errorWords[t.Hash] && errorClassName(p.Text[t.Start:t.End]) {
+		if t.Kind == KindWord && !errorWords[t.Hash] && (errorClassName(p.Text[t.Start:t.End]) || compoundFailure(p.Text[t.Start:t.End])) {
 			return true
 		}
 		if t.Kind != KindWord || !errorWords[t.Hash] {

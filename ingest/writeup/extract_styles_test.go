@@ -89,3 +89,36 @@ func TestEventRowsAreNotContinuations(t *testing.T) {
 		t.Errorf("logEntries = %q, want the klog line and the two event rows", got)
 	}
 }
+
+// Incident-library text as people type it: tags separated by spaces, and
+// the error pasted as a paragraph of its own after a line that leads in
+// to it. The pasted line is a signature; a line of prose after a lead-in
+// is not.
+func TestLibraryEntryWithSpacedTagsAndAPastedLine(t *testing.T) {
+	src := "OPS-17 Payments · 2024-02-11 mysql compose credentials\n\n" +
+		"The api container could not log in to the database after the volume was restored.\n" +
+		"What the clients printed:\n\n" +
+		"Access denied for user 'app'@'172.20.0.5' (using password: YES)\n\n" +
+		"What we tried first:\n\n" +
+		"restarted both containers twice\n\n" +
+		"Symptom ? logins refused with the password from the env file\n" +
+		"Root cause ? the restored volume kept the old password\n"
+	incs, err := ParseWriteup("ops.txt", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(incs) != 1 || incs[0].Format != "library" || incs[0].ID != "OPS-17" {
+		t.Fatalf("got %d incidents (%+v), want one library entry OPS-17", len(incs), incs)
+	}
+	inc := incs[0]
+	if strings.Join(inc.Tags, ",") != "mysql,compose,credentials" {
+		t.Errorf("tags %q, want mysql, compose, credentials", inc.Tags)
+	}
+	var sigs []string
+	for _, s := range inc.Signatures {
+		sigs = append(sigs, s.Text)
+	}
+	if len(sigs) != 1 || sigs[0] != "Access denied for user 'app'@'172.20.0.5' (using password: YES)" {
+		t.Errorf("signatures %q, want the pasted line only", sigs)
+	}
+}

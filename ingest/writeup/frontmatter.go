@@ -143,7 +143,18 @@ func parseFrontMatter(src []byte) (fm frontMatter, err error) {
 	}()
 	var raw any
 	if err := yaml.UnmarshalWithOptions(src, &raw, yaml.UseOrderedMap()); err != nil {
-		return fm, fmt.Errorf("front matter: %s", firstLine(err.Error()))
+		// People write front matter by hand: a title with quotes and
+		// more text after them, or a colon in it, is not YAML. Read such
+		// a header as the plain "key: value" lines it is, and say so.
+		items, ok := plainFrontMatter(src)
+		if !ok {
+			return fm, fmt.Errorf("front matter: %s", firstLine(err.Error()))
+		}
+		for _, it := range items {
+			fm.set(fmt.Sprint(it.Key), it.Value)
+		}
+		fm.Warnings = append(fm.Warnings, fmt.Sprintf("front matter is not valid YAML (%s); read as plain key: value lines", firstLine(err.Error())))
+		return fm, nil
 	}
 	items, ok := raw.(yaml.MapSlice)
 	if !ok {
@@ -156,6 +167,73 @@ func parseFrontMatter(src []byte) (fm frontMatter, err error) {
 		fm.set(fmt.Sprint(it.Key), it.Value)
 	}
 	return fm, nil
+}
+
+// plainFrontMatter reads a header of "key: value" lines, each value as
+// written (a [a, b] value and "- item" lines under a key are lists). It
+// reports false when a line is neither.
+func plainFrontMatter(src []byte) (yaml.MapSlice, bool) {
+	var items yaml.MapSlice
+	for _, raw := range strings.Split(string(src), "\n") {
+		line := strings.TrimRight(raw, " \t\r")
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "" || strings.HasPrefix(trimmed, "#"):
+			continue
+		case strings.HasPrefix(trimmed, "- ") && line != trimmed && len(items) > 0:
+			last := &items[len(items)-1]
+			list, _ := last.Value.([]any)
+			if last.Value != nil && list == nil {
+				return nil, false
+			}
+			last.Value = append(list, unquote(strings.TrimSpace(trimmed[2:])))
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || line != strings.TrimLeft(line, " \t") || !plainKey(k) {
+			return nil, false
+		}
+		v = strings.TrimSpace(v)
+		var val any
+		switch {
+		case strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") && !strings.HasSuffix(v, "]"):
+			return nil, false // a broken flow collection, not a plain value
+		case v == "":
+		case strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]"):
+			var list []any
+			for _, x := range strings.Split(v[1:len(v)-1], ",") {
+				if x = unquote(strings.TrimSpace(x)); x != "" {
+					list = append(list, x)
+				}
+			}
+			val = list
+		default:
+			val = unquote(v)
+		}
+		items = append(items, yaml.MapItem{Key: k, Value: val})
+	}
+	return items, len(items) > 0
+}
+
+func plainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// unquote strips the quotes around a value that is one quoted string.
+func unquote(v string) string {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] && !strings.ContainsRune(v[1:len(v)-1], rune(v[0])) {
+		return v[1 : len(v)-1]
+	}
+	return v
 }
 
 func (fm *frontMatter) set(key string, v any) {

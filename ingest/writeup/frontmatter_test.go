@@ -117,6 +117,32 @@ func TestFrontMatterWrongType(t *testing.T) {
 	}
 }
 
+// Hand-written headers are often not YAML: a quoted phrase with more text
+// after it, or a colon inside a title. They are read as the key: value
+// lines they are, with a warning, instead of refusing the write-up.
+func TestFrontMatterThatIsNotYAMLIsReadAsPlainLines(t *testing.T) {
+	src := "---\nid: INC-7\ntitle: \"too many clients\" errors from the billing database\n" +
+		"tags: [postgres, 'pool']\nservices:\n  - billing\n  - api\ndate: 2024-03-02\n---\nBody.\n"
+	p, err := ParseFile("w.md", []byte(src))
+	if err != nil {
+		t.Fatalf("ParseFile: %v, want the write-up ingested", err)
+	}
+	inc := p.Incidents[0]
+	if inc.ID != "INC-7" || inc.Title != `"too many clients" errors from the billing database` || inc.Date != "2024-03-02" {
+		t.Errorf("id %q title %q date %q", inc.ID, inc.Title, inc.Date)
+	}
+	if strings.Join(inc.Tags, ",") != "postgres,pool" || strings.Join(inc.Services, ",") != "billing,api" {
+		t.Errorf("tags %q services %q, want postgres,pool and billing,api", inc.Tags, inc.Services)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "not valid YAML") {
+		t.Errorf("warnings %q, want one saying the header is not YAML", p.Warnings)
+	}
+	// A broken list is still an error: there is no plain reading of it.
+	if _, err := ParseFile("w.md", []byte("---\ntags: [a, b\ntitle: x\n---\nBody.\n")); err == nil {
+		t.Error("a header with an unclosed list was accepted")
+	}
+}
+
 func TestNormSeverity(t *testing.T) {
 	f := func(in, want string) {
 		t.Helper()

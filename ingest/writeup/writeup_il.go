@@ -10,7 +10,7 @@ import (
 
 // libraryHeader matches an incident-library entry header:
 // "IL-0087 Fyra Labs · 2023-04-09kubernetesnetworking".
-var libraryHeader = regexp.MustCompile(`^\s*([A-Z][A-Z0-9]{0,7}-\d{1,7})\s+(.*?)\s*[·•|]\s*(\d{4}-\d{2}-\d{2})\s*(\S*)\s*$`)
+var libraryHeader = regexp.MustCompile(`^\s*([A-Z][A-Z0-9]{0,7}-\d{1,7})\s+(.*?)\s*[·•|]\s*(\d{4}-\d{2}-\d{2})\s*(.*?)\s*$`)
 
 // libraryField matches "Symptom ? ...", "Root cause ? Not stated" (the "?"
 // is an icon the scrape lost; ":" and "•" also occur).
@@ -67,7 +67,7 @@ func parseEntry(name string, lines []string) libEntry {
 	m := libraryHeader.FindStringSubmatch(lines[0])
 	body := strings.Join(lines, "\n")
 	inc := &kb.Incident{
-		ID: m[1], Organisation: strings.TrimSpace(m[2]), Date: m[3], Tags: splitGluedTags(m[4]),
+		ID: m[1], Organisation: strings.TrimSpace(m[2]), Date: m[3], Tags: libraryTags(m[4]),
 		Source: name, Format: "library", Body: body, Hash: contentHash([]byte(body)),
 		Services: []string{}, Superseded: []string{}, CauseStatus: kb.CauseKnown,
 	}
@@ -76,8 +76,23 @@ func parseEntry(name string, lines []string) libEntry {
 	// the first separator, is the timeline; after a separator, lessons.
 	var prose, timeline, lessons, symptoms []string
 	afterSep, afterFields := false, false
+	// A log line pasted as a paragraph of its own, after a line that
+	// leads in to it ("Container log:", "Error from the clients:"), is
+	// log text: pasted says the lines since such a lead-in and a blank
+	// line are such a paragraph.
+	pasted, leadIn := false, false
 	for _, l := range lines[1:] {
 		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+			pasted, leadIn = leadIn, false
+		case pasted && !libraryField.MatchString(t) && errorText(t, 3):
+			e.quotes = append(e.quotes, sigCandidate{text: t, kind: kb.SigCode, section: kb.SectionSummary})
+			e.Logs = append(e.Logs, kb.Block{Section: kb.SectionSummary, Heading: "Summary", Class: ClassLog, Lines: []string{t}})
+			continue
+		default:
+			pasted, leadIn = false, strings.HasSuffix(t, ":")
+		}
 		switch {
 		case t == "":
 		case isSeparatorLine(t):
@@ -266,6 +281,20 @@ var knownTags = []string{
 
 // splitGluedTags splits "kubernetesnetworking" into kubernetes, networking
 // by word break over knownTags; what cannot be split stays one tag.
+// libraryTags reads an entry header's tags: glued together as the scrape
+// left them ("kubernetesingresstls"), or separated by spaces or commas as
+// people type them.
+func libraryTags(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		out = append(out, splitGluedTags(f)...)
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
 func splitGluedTags(s string) []string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
