@@ -26,9 +26,10 @@ type Matcher struct {
 	clauses []string
 	// text is the text tier (see patterns.TextIndex), over the write-ups
 	// that match through clauses; nil when there is none. Its write-up g
-	// is the pseudo-signature m.sigs[textBase+g].
+	// is the pseudo-signature textSigs[g], index textBase+g.
 	text     *patterns.TextIndex
 	textBase int
+	textSigs []Signature
 }
 
 // IncidentRef is what a hit says about its incident.
@@ -204,11 +205,9 @@ func (m *Matcher) buildText(count map[string]int, curated map[string]bool) {
 	}
 	m.text = patterns.NewTextIndex(ids, words)
 	m.textBase = len(m.sigs)
-	for _, id := range ids {
-		m.sigs = append(m.sigs, Signature{ID: id + TextSignatureSuffix, IncidentID: id, Kind: SigText})
-		if m.clauses != nil {
-			m.clauses = append(m.clauses, "")
-		}
+	m.textSigs = make([]Signature, len(ids))
+	for i, id := range ids {
+		m.textSigs[i] = Signature{ID: id + TextSignatureSuffix, IncidentID: id, Kind: SigText}
 	}
 }
 
@@ -255,7 +254,12 @@ func (m *Matcher) Set() *patterns.Set { return m.set }
 // Signature returns the signature at index i of the set.
 // Indexes from Len on are the text tier's pseudo-signatures, one per
 // write-up (kind SigText), which matches through the text tier carry.
-func (m *Matcher) Signature(i int) Signature { return m.sigs[i] }
+func (m *Matcher) Signature(i int) Signature {
+	if i >= len(m.sigs) {
+		return m.textSigs[i-len(m.sigs)]
+	}
+	return m.sigs[i]
+}
 
 // Incident returns the incident of a hit by id, or nil.
 func (m *Matcher) Incident(id string) *IncidentRef { return m.incidents[id] }
@@ -263,7 +267,7 @@ func (m *Matcher) Incident(id string) *IncidentRef { return m.incidents[id] }
 // Signatures returns the signatures the matcher compiled, by set index.
 // The slice is the matcher's: do not modify it.
 // The text tier's pseudo-signatures are not among them (see Signature).
-func (m *Matcher) Signatures() []Signature { return m.sigs[:m.set.Len()] }
+func (m *Matcher) Signatures() []Signature { return m.sigs }
 
 // Len returns the number of signatures.
 func (m *Matcher) Len() int { return m.set.Len() }
@@ -335,7 +339,7 @@ func (m *Matcher) Best(line string, mode patterns.Mode, minScore float64, top in
 
 // feedback is the factor feedback puts on signature sig for line.
 func (m *Matcher) feedback(line string, sig int) float64 {
-	v := m.verdicts[m.sigs[sig].ID]
+	v := m.verdicts[m.Signature(sig).ID]
 	if v == nil {
 		return 1
 	}
@@ -345,7 +349,7 @@ func (m *Matcher) feedback(line string, sig int) float64 {
 // anyVerdicts reports whether feedback names a signature of ms.
 func (m *Matcher) anyVerdicts(ms []patterns.Match) bool {
 	for _, pm := range ms {
-		if m.verdicts[m.sigs[pm.Sig].ID] != nil {
+		if m.verdicts[m.Signature(pm.Sig).ID] != nil {
 			return true
 		}
 	}
@@ -354,7 +358,7 @@ func (m *Matcher) anyVerdicts(ms []patterns.Match) bool {
 
 // Hit turns a patterns match into a hit with its incident and captures.
 func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
-	sig := m.sigs[pm.Sig]
+	sig := m.Signature(pm.Sig)
 	h := Hit{Incident: m.incidents[sig.IncidentID], Score: round3(pm.Score),
 		Signature: SignatureRef{ID: sig.ID, Template: sig.Template, Kind: sig.Kind}}
 	if m.text != nil && pm.Sig >= m.textBase {
@@ -424,7 +428,7 @@ func (m *Matcher) Adjust(line string, ms []patterns.Match, minScore float64) []p
 	out := ms[:0]
 	changed := false
 	for _, pm := range ms {
-		if v := m.verdicts[m.sigs[pm.Sig].ID]; v != nil {
+		if v := m.verdicts[m.Signature(pm.Sig).ID]; v != nil {
 			if tmpl == "" {
 				tmpl = LineTemplate(line)
 			}
@@ -490,41 +494,32 @@ func (inc *Incident) Ref() *IncidentRef {
 	return &IncidentRef{
 		ID: inc.ID, Title: inc.Title, Source: inc.Source, RootCause: inc.RootCause, CauseStatus: inc.CauseStatus,
 		Fix: inc.Fix, Runbook: inc.Runbook, Overlaps: inc.Overlaps, TellApart: inc.TellApart,
-		Likelihood: inc.Likelihood, pins: inc.Pins, words: patterns.TextHashes(inc.TierText()),
+		Likelihood: inc.Likelihood, pins: inc.Pins, words: patterns.TextHashes(inc.TierParts()...),
 	}
 }
 
-// TierText is the part of the write-up the text tier reads: what it says
-// about the failure (title, tags, services, summary, symptoms, impact,
-// cause, timeline, lessons, the log lines pasted, and the sections of
-// those kinds or of none), not how to fix it (fix, runbook, prevention:
+// TierParts are the parts of the write-up the text tier reads: what it
+// says about the failure (title, tags, services, summary, symptoms,
+// impact, cause, timeline, lessons, the log lines pasted, and the sections
+// of those kinds or of none), not how to fix it (fix, runbook, prevention:
 // commands and remedies that other failures share).
-func (inc *Incident) TierText() string {
-	var b strings.Builder
-	add := func(s ...string) {
-		for _, x := range s {
-			if x != "" {
-				b.WriteString(x)
-				b.WriteByte('\n')
-			}
-		}
-	}
-	add(inc.Title, inc.Summary, inc.Symptoms, inc.Impact, inc.RootCause, inc.CauseSource, inc.Timeline, inc.Lessons)
-	add(inc.Tags...)
-	add(inc.Services...)
-	add(inc.Superseded...)
+func (inc *Incident) TierParts() []string {
+	out := []string{inc.Title, inc.Summary, inc.Symptoms, inc.Impact, inc.RootCause, inc.CauseSource, inc.Timeline, inc.Lessons}
+	out = append(out, inc.Tags...)
+	out = append(out, inc.Services...)
+	out = append(out, inc.Superseded...)
 	for _, bl := range inc.Logs {
 		if bl.Class == "log" {
-			add(bl.Lines...)
+			out = append(out, bl.Lines...)
 		}
 	}
 	for _, s := range inc.Sections {
 		switch s.Kind {
 		case "", SectionSummary, SectionSymptoms, SectionImpact, SectionRootCause, SectionTimeline, SectionLessons:
-			add(s.Heading, s.Text)
+			out = append(out, s.Heading, s.Text)
 		}
 	}
-	return b.String()
+	return out
 }
 
 // SortHits orders hits best first, then by incident id.

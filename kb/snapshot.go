@@ -64,11 +64,9 @@ func (m *Matcher) Snapshot() ([]byte, error) {
 	// clause entries (m.clauses[i] != ""): the whole-line entries, in
 	// order, are the signatures NewMatcher was given, less those of
 	// unknown incidents, which it drops anyway.
-	// The text tier's pseudo-signatures come after them.
 	sigs := m.sigs
 	var words map[string][]uint64
 	if m.text != nil {
-		sigs = m.sigs[:m.textBase]
 		words = map[string][]uint64{}
 		for g, ws := range m.text.Words() {
 			words[m.text.Group(g)] = ws

@@ -156,18 +156,19 @@ type textWord struct {
 	strong bool
 }
 
-// TextHashes returns the words of a write-up's text the text tier
-// counts, once each, as hashes: what NewTextIndex takes.
-func TextHashes(text string) []uint64 {
+// TextHashes returns the words of a write-up's text (given in parts) the
+// text tier counts, once each, as hashes: what NewTextIndex takes.
+func TextHashes(parts ...string) []uint64 {
 	var out []uint64
-	seen := map[uint64]bool{}
-	textWords(text, false, func(h uint64, _ string, _ bool) {
-		if h != 0 && !seen[h] {
-			seen[h] = true
-			out = append(out, h)
-		}
-	})
-	return out
+	for _, text := range parts {
+		textWords(text, false, func(h uint64, _ string, _ bool) {
+			if h != 0 {
+				out = append(out, h)
+			}
+		})
+	}
+	slices.Sort(out)
+	return slices.Clone(slices.Compact(out)) // not the array of repeats
 }
 
 // NewTextIndex indexes write-ups: groups[i] (an incident id) has the words
