@@ -53,14 +53,15 @@ func BenchmarkStarterNoMatch(b *testing.B) {
 }
 
 // benchStarter matches in against the starter, one op a line, asking for
-// the best top incidents (0: all).
+// the best top incidents (0: all) the way the webhook and `incidex match
+// -` do (Matcher.Best: signatures, feedback, then the text tier).
 func benchStarter(b *testing.B, in []string, top int) {
-	set := starterMatcher(b, starterIncidents(b)).Set()
+	m := starterMatcher(b, starterIncidents(b))
 	dst := make([]patterns.Match, 0, 8)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		dst = set.MatchTop(in[i%len(in)], patterns.Stream, 0, top, dst[:0])
+		dst = m.Best(in[i%len(in)], patterns.Stream, 0, top, dst[:0])
 		i++
 	}
 }
