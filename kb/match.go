@@ -219,8 +219,8 @@ const TextSignatureSuffix = "#text"
 // matchText asks the text tier about a line no signature matched
 // confidently, and adds its answer to dst[start:] (best first) if it
 // reaches minScore.
-func (m *Matcher) matchText(line string, minScore float64, dst []patterns.Match, start int) []patterns.Match {
-	tm, ok := m.text.Match(line)
+func (m *Matcher) matchText(line string, p patterns.Prepared, minScore float64, dst []patterns.Match, start int) []patterns.Match {
+	tm, ok := m.text.MatchPrepared(p)
 	if !ok || tm.Score < minScore {
 		return dst
 	}
@@ -317,19 +317,20 @@ func (m *Matcher) MatchBands(line string, o MatchOptions) (confident, possible [
 // `incidex match -`. Asking for few lets the set stop scoring early.
 func (m *Matcher) Best(line string, mode patterns.Mode, minScore float64, top int, dst []patterns.Match) []patterns.Match {
 	start := len(dst)
-	dst = m.set.MatchTop(line, mode, minScore, top, dst)
+	p := patterns.Prepare(line)
+	dst, fails := m.set.MatchFailure(p, mode, minScore, top, dst)
 	// Feedback only lowers scores: the top found stands unless feedback
 	// touches one of its signatures, and then what they hid may come up.
 	if top > 0 && len(m.verdicts) > 0 && m.anyVerdicts(dst[start:]) {
 		dst = m.set.MatchTop(line, mode, minScore, 0, dst[:start])
 	}
 	dst = dst[:start+len(m.Adjust(line, dst[start:], minScore))]
-	if m.text != nil && (len(dst) == start || dst[start].Score < m.set.MinScore()) {
+	if m.text != nil && fails && (len(dst) == start || dst[start].Score < m.set.MinScore()) {
 		min := minScore
 		if min <= 0 {
 			min = m.set.MinScore()
 		}
-		dst = m.matchText(line, min, dst, start)
+		dst = m.matchText(line, p, min, dst, start)
 	}
 	if top > 0 && len(dst)-start > top {
 		dst = dst[:start+top]

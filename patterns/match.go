@@ -10,6 +10,7 @@ import (
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
 	level     Level // what the line's prefix said
+	fails     bool  // the line reads as a failure (see MatchFailure)
 	lineErr   bool  // the line has an error word some signature has
 	toks      []Token
 	acc       []float32
@@ -72,15 +73,32 @@ func (s *Set) MatchMode(line string, mode Mode, minScore float64, dst []Match) [
 // scoring candidates as soon as none of the rest can enter them, so a line
 // that many signatures half-match costs a few alignments, not all of them.
 func (s *Set) MatchTop(line string, mode Mode, minScore float64, top int, dst []Match) []Match {
+	return s.MatchPrepared(Prepare(line), mode, minScore, top, dst)
+}
+
+// MatchPrepared is MatchTop for a line Prepare has prepared, for callers
+// that read the prepared line too (the text tier).
+func (s *Set) MatchPrepared(p Prepared, mode Mode, minScore float64, top int, dst []Match) []Match {
+	dst, _ = s.MatchFailure(p, mode, minScore, top, dst)
+	return dst
+}
+
+// MatchFailure is MatchPrepared that also reports whether the line reads
+// as a failure: a warning or error level, a failure word (an error word
+// but the weak ones such as "closed" or "limit"; "lost", "reset",
+// "blocked" count), "not" or "no" before a word, an exception's class
+// name, an errno name (EADDRINUSE) or an error code with an error word in
+// it (PRECONDITION_FAILED). The text tier asks only about such lines. It
+// costs nothing more: the prefilter looks each token up anyway.
+func (s *Set) MatchFailure(p Prepared, mode Mode, minScore float64, top int, dst []Match) ([]Match, bool) {
 	min := float32(minScore)
 	if min <= 0 {
 		min = s.minScore
 	}
-	p := Prepare(line)
 	sc := s.getScratch()
 	defer s.scratch.Put(sc)
 	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
-	sc.level = p.Level
+	sc.level, sc.fails = p.Level, false
 	start := len(dst)
 	dst = s.candidates(p.Text, mode, min, top, sc, dst)
 	if len(dst) > start {
@@ -90,7 +108,7 @@ func (s *Set) MatchTop(line string, mode Mode, minScore float64, top int, dst []
 			dst = dst[:start+top]
 		}
 	}
-	return dst
+	return dst, sc.fails || p.Level >= LevelWarn
 }
 
 // candidates scores the signatures that could reach min. One pass over the
@@ -126,6 +144,11 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 		var e *vocabEntry
 		if id >= 0 {
 			e = &s.vocab.entries[id]
+			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
+		}
+		if !sc.fails && t.Kind == KindWord && t.End-t.Start >= 5 {
+			w := text[t.Start:t.End]
+			sc.fails = errorClassName(w) || errnoName(w) || compoundFailure(w)
 		}
 		if t.Kind == kindPending {
 			if e == nil || !e.known {

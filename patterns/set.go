@@ -461,6 +461,18 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 			}
 		}
 	}
+	// Failure words too (see textFailure), so that one probe per token
+	// also says whether a line reads as a failure; a word no signature
+	// has weighs what unknownWeight gives it.
+	for i := range vwords {
+		vwords[i].e.failure = textFailure(vwords[i].hash)
+	}
+	for h := range errorWords {
+		if _, ok := seen[h]; !ok && textFailure(h) {
+			seen[h] = len(vwords)
+			vwords = append(vwords, word{h, vocabEntry{weight: s.idfMax, failure: true}})
+		}
+	}
 	v := newVocab(len(vwords))
 	nposts := 0
 	for _, ps := range posts {

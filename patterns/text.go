@@ -2,6 +2,7 @@ package patterns
 
 import (
 	_ "embed"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -114,19 +115,29 @@ var textStop = hashSet(
 // TextIndex is the text tier over a set of write-ups. It is immutable and
 // safe for concurrent use.
 type TextIndex struct {
-	groups  []string
-	vocab   map[uint64]int32
+	groups []string
+	vocab  map[uint64]int32 // while building: word → entry
+	// look is textLook with each word's entry + 1 in its low 24 bits:
+	// one lookup per word of a line.
+	look    map[uint64]uint32
 	entries []textEntry
 	hashes  []uint64 // per entry, its word's hash
 	posts   []int32
 	n       float64
 	bg      *background
-	scratch sync.Pool
+	// unknownIDF is the IDF of a word no write-up has.
+	unknownIDF float32
+	// bloom holds the distinctive words: a line with none of them cannot
+	// match, and most lines are told so by one hash and bit test a word.
+	bloom []uint64
+	scratch    sync.Pool
 }
 
 type textEntry struct {
 	df             int32
 	postOff, postN int32
+	weight         float32 // what the word is worth in a line (see weight)
+	strong         bool    // it is distinctive
 }
 
 // TextMatch is the text tier's answer for a line: the best write-up, its
@@ -146,6 +157,7 @@ type textScratch struct {
 	strong  []uint8
 	touched []int32
 	words   []uint64
+	vals    []uint32 // per word, its entry + 1 (0: no write-up has it)
 	info    []textWord
 }
 
@@ -161,7 +173,7 @@ type textWord struct {
 func TextHashes(parts ...string) []uint64 {
 	var out []uint64
 	for _, text := range parts {
-		textWords(text, false, func(h uint64, _ string, _ bool) {
+		textWords(text, false, textLook, func(h uint64, _ string, _ bool, _ uint32) {
 			if h != 0 {
 				out = append(out, h)
 			}
@@ -200,7 +212,74 @@ func NewTextIndex(groups []string, words [][]uint64) *TextIndex {
 			e.postN++
 		}
 	}
+	for i := range x.entries {
+		e, h := &x.entries[i], x.hashes[i]
+		e.weight = x.bg.bg(h) * float32(1+math.Log((x.n+1)/(float64(e.df)+1)))
+		e.strong = x.bg.bg(h) >= textStrongBg && float64(e.df) <= max(1, x.n/10)
+	}
+	x.unknownIDF = float32(1 + math.Log(x.n+1))
+	nStrong := 0
+	for i := range x.entries {
+		if x.entries[i].strong {
+			nStrong++
+		}
+	}
+	bits := 1 << 12
+	for bits < 16*nStrong {
+		bits <<= 1
+	}
+	x.bloom = make([]uint64, bits/64)
+	for i, h := range x.hashes {
+		if x.entries[i].strong {
+			x.bloomAdd(h)
+		}
+	}
+	x.look = maps.Clone(textLook)
+	for h, e := range x.vocab {
+		x.look[h] |= uint32(e + 1)
+	}
+	x.vocab = nil
 	return x
+}
+
+func (x *TextIndex) bloomBits(h uint64) (uint64, uint64) {
+	mask := uint64(len(x.bloom)*64 - 1) // a power of two
+	return (h * goldenMul >> 32) & mask, (h>>32 ^ h*0xff51afd7ed558ccd) & mask
+}
+
+func (x *TextIndex) bloomAdd(h uint64) {
+	a, b := x.bloomBits(h)
+	x.bloom[a/64] |= 1 << (a % 64)
+	x.bloom[b/64] |= 1 << (b % 64)
+}
+
+// mayHaveStrong reports whether a word of text may be a distinctive word
+// of the index. Its words are the runs of letters and digits, a superset
+// of what textWords counts, so it never says no to a line that has one.
+func (x *TextIndex) mayHaveStrong(text string) bool {
+	for i := 0; i < len(text); {
+		for i < len(text) && !alnum(text[i]) {
+			i++
+		}
+		j := i
+		for j < len(text) && alnum(text[j]) {
+			j++
+		}
+		if j > i {
+			a, b := x.bloomBits(hashLower(text[i:j]))
+			if x.bloom[a/64]&(1<<(a%64)) != 0 && x.bloom[b/64]&(1<<(b%64)) != 0 {
+				return true
+			}
+		}
+		i = j
+	}
+	return false
+}
+
+// entry returns the entry of word h, if a write-up has it.
+func (x *TextIndex) entry(h uint64) (int32, bool) {
+	e := int32(x.look[h] & textEntryMask)
+	return e - 1, e > 0
 }
 
 // Words returns each write-up's words, as NewTextIndex was given them (in
@@ -221,16 +300,18 @@ func (x *TextIndex) Len() int { return len(x.groups) }
 // Group returns the group (incident id) of write-up g.
 func (x *TextIndex) Group(g int) string { return x.groups[g] }
 
-// weight is what word h of a line is worth.
+// weight is what word h of a line is worth: its background weight times
+// 1 + ln((N+1)/(df+1)) over the write-ups.
 func (x *TextIndex) weight(h uint64) (w float32, df int32) {
-	if e, ok := x.vocab[h]; ok {
-		df = x.entries[e].df
+	if e, ok := x.entry(h); ok {
+		return x.entries[e].weight, x.entries[e].df
 	}
-	return x.bg.bg(h) * float32(1+math.Log((x.n+1)/(float64(df)+1))), df
+	return x.bg.bg(h) * x.unknownIDF, 0
 }
 
-func (x *TextIndex) strong(h uint64, df int32) bool {
-	return df > 0 && x.bg.bg(h) >= textStrongBg && float64(df) <= max(1, x.n/10)
+func (x *TextIndex) strong(h uint64) bool {
+	e, ok := x.entry(h)
+	return ok && x.entries[e].strong
 }
 
 // Match returns the text tier's best write-up for line, if it reaches the
@@ -239,40 +320,51 @@ func (x *TextIndex) Match(line string) (TextMatch, bool) {
 	if x == nil || len(x.groups) == 0 {
 		return TextMatch{}, false
 	}
-	p := Prepare(line)
+	return x.MatchPrepared(Prepare(line))
+}
+
+// MatchPrepared is Match for a line Prepare has prepared.
+func (x *TextIndex) MatchPrepared(p Prepared) (TextMatch, bool) {
+	if !x.mayHaveStrong(p.Text) {
+		return TextMatch{}, false
+	}
 	sc, _ := x.scratch.Get().(*textScratch)
 	if sc == nil {
 		sc = &textScratch{acc: make([]float32, len(x.groups)), strong: make([]uint8, len(x.groups))}
 	}
 	defer x.scratch.Put(sc)
 	fail := p.Level >= LevelWarn
-	sc.words = sc.words[:0]
-	textWords(p.Text, true, func(h uint64, _ string, f bool) {
+	sc.words, sc.vals = sc.words[:0], sc.vals[:0]
+	known := false
+	textWords(p.Text, true, x.look, func(h uint64, _ string, f bool, val uint32) {
 		fail = fail || f
 		if h != 0 && len(sc.words) < textMaxWords && !containsHash(sc.words, h) {
 			sc.words = append(sc.words, h)
+			sc.vals = append(sc.vals, val&textEntryMask)
+			known = known || val&textEntryMask != 0
 		}
 	})
-	if !fail {
+	if !fail || !known {
 		return TextMatch{}, false
 	}
 	// Each word once: its weight, its entry, whether it is distinctive.
 	var tot, rest float32
 	strong := 0
 	sc.info = sc.info[:0]
-	for _, h := range sc.words {
-		w, df := x.weight(h)
-		tot += w
-		if df == 0 {
+	for k, h := range sc.words {
+		if sc.vals[k] == 0 {
+			tot += x.bg.bg(h) * x.unknownIDF
 			continue
 		}
-		st := x.strong(h, df)
-		if st {
+		id := int32(sc.vals[k] - 1)
+		e := &x.entries[id]
+		tot += e.weight
+		if e.strong {
 			strong++
 		} else {
-			rest += w
+			rest += e.weight
 		}
-		sc.info = append(sc.info, textWord{entry: x.vocab[h], weight: w, strong: st})
+		sc.info = append(sc.info, textWord{entry: id, weight: e.weight, strong: e.strong})
 	}
 	// A match needs a distinctive word in common, so only the write-ups
 	// that have one of the line's are candidates: their postings are
@@ -399,20 +491,20 @@ func (x *TextIndex) Terms(line string, g int) []TextTerm {
 	p := Prepare(line)
 	var out []TextTerm
 	var seen []uint64
-	textWords(p.Text, true, func(h uint64, word string, _ bool) {
+	textWords(p.Text, true, x.look, func(h uint64, word string, _ bool, _ uint32) {
 		if h == 0 || containsHash(seen, h) {
 			return
 		}
 		seen = append(seen, h)
-		e, ok := x.vocab[h]
+		e, ok := x.entry(h)
 		if !ok {
 			return
 		}
 		en := x.entries[e]
 		for _, gg := range x.posts[en.postOff : en.postOff+en.postN] {
 			if int(gg) == g {
-				w, df := x.weight(h)
-				out = append(out, TextTerm{Word: strings.ToLower(word), Weight: float64(int(w*100+0.5)) / 100, Distinct: x.strong(h, df)})
+				w, _ := x.weight(h)
+				out = append(out, TextTerm{Word: strings.ToLower(word), Weight: float64(int(w*100+0.5)) / 100, Distinct: x.strong(h)})
 				return
 			}
 		}
@@ -425,7 +517,7 @@ func (x *TextIndex) Terms(line string, g int) []TextTerm {
 // order (repeats kept): what bench/background counts in its corpus.
 func TextWords(s string) []string {
 	var out []string
-	textWords(s, false, func(h uint64, w string, _ bool) {
+	textWords(s, false, textLook, func(h uint64, w string, _ bool, _ uint32) {
 		if h != 0 {
 			out = append(out, strings.ToLower(w))
 		}
@@ -449,7 +541,7 @@ func containsHash(hs []uint64, h uint64) bool {
 // the structure of the line is left out too: a key (`level=`, `"type":`),
 // the directories of a path (/usr/bin/sh is sh), and the package of a
 // qualified name (java.lang.OutOfMemoryError is OutOfMemoryError).
-func textWords(s string, structural bool, fn func(h uint64, word string, failure bool)) {
+func textWords(s string, structural bool, look map[uint64]uint32, fn func(h uint64, word string, failure bool, val uint32)) {
 	prevNotNo := false
 	i := 0
 	for i < len(s) {
@@ -483,17 +575,31 @@ func textWords(s string, structural bool, fn func(h uint64, word string, failure
 				chunk = chunk[strings.LastIndexByte(strings.TrimRight(chunk, "."), '.')+1:]
 			}
 		}
-		for w := range splitWords(chunk) {
+		for k := 0; k < len(chunk); {
+			for k < len(chunk) && !alnum(chunk[k]) {
+				k++
+			}
+			e := k
+			for e < len(chunk) && alnum(chunk[e]) {
+				e++
+			}
+			if e == k {
+				break
+			}
+			w := chunk[k:e]
+			k = e
 			h := hashLower(w)
-			failure := errorWords[h] && (!weakErrorWords[h] || textWeakFailure[h]) || errorClassName(w) || errnoName(w) || prevNotNo
-			prevNotNo = h == hashNot || h == hashNo
-			if len(w) < 2 || hasDigit(w) || stopWords[h] || textStop[h] {
+			val := look[h]
+			f := uint8(val >> 24)
+			failure := f&flagFailure != 0 || prevNotNo || len(w) >= 5 && (errorClassName(w) || errnoName(w))
+			prevNotNo = f&flagNotNo != 0
+			if f&flagStop != 0 || len(w) < 2 || hasDigit(w) {
 				if failure {
-					fn(0, "", true) // evidence, but not a word to count
+					fn(0, "", true, 0) // evidence, but not a word to count
 				}
 				continue
 			}
-			fn(h, w, failure)
+			fn(h, w, failure, val)
 		}
 	}
 }
@@ -503,28 +609,44 @@ func chunkByte(c byte) bool {
 		c == '.' || c == '_' || c == '-' || c == '/' || c == '\''
 }
 
-// splitWords yields the parts of a chunk between '.', '_', '\”, '-' and '/'.
-func splitWords(chunk string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		k := 0
-		for k < len(chunk) {
-			for k < len(chunk) && !alnum(chunk[k]) {
-				k++
-			}
-			e := k
-			for e < len(chunk) && alnum(chunk[e]) {
-				e++
-			}
-			if e > k && !yield(chunk[k:e]) {
-				return
-			}
-			k = e
-		}
-	}
-}
-
 func alnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// textLook says in one lookup what the word lists say about a word: its
+// flags, shifted by 24 bits. A text index adds its words' entries (index
+// + 1) in the low 24 bits of a copy (TextIndex.look).
+var textLook = func() map[uint64]uint32 {
+	m := map[uint64]uint32{}
+	add := func(h uint64, f uint32) { m[h] |= f << 24 }
+	for _, set := range []map[uint64]bool{stopWords, textStop} {
+		for h := range set {
+			add(h, flagStop)
+		}
+	}
+	for h := range errorWords {
+		if textFailure(h) {
+			add(h, flagFailure)
+		}
+	}
+	add(hashNot, flagNotNo)
+	add(hashNo, flagNotNo)
+	return m
+}()
+
+const textEntryMask = 1<<24 - 1
+
+const (
+	flagStop = 1 << iota
+	flagFailure
+	flagNotNo
+)
+
+// textFailure reports an error word that says on its own that a line
+// reports a failure: the error words but the weak ones, less those of
+// textWeakFailure.
+func textFailure(h uint64) bool {
+	return errorWords[h] && (!weakErrorWords[h] || textWeakFailure[h])
 }
 
 // textWeakFailure are the weak error words (see weakErrorWords) that the

@@ -121,7 +121,7 @@ func TestTextTierWithOneWriteup(t *testing.T) {
 func TestTextWordsLeaveOutTheLinesStructure(t *testing.T) {
 	var got []string
 	textWords(`level=error msg="error: exec failed" path=/usr/local/bin/entrypoint.sh {"component": "scheduler"} java.lang.OutOfMemoryError, client: 10.0.0.1, upstream: "http://x"`, true,
-		func(h uint64, w string, _ bool) {
+		textLook, func(h uint64, w string, _ bool, _ uint32) {
 			if h != 0 {
 				got = append(got, w)
 			}

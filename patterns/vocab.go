@@ -19,6 +19,7 @@ type vocabEntry struct {
 	known          bool    // some signature has the word
 	anchor         bool
 	isErr          bool
+	failure        bool  // the word says a line reports a failure (textFailure)
 	errBit         uint8 // this error word's bit in error masks (isErr only)
 	postOff, postN int32
 }
