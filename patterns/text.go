@@ -129,8 +129,8 @@ type TextIndex struct {
 	unknownIDF float32
 	// bloom holds the distinctive words: a line with none of them cannot
 	// match, and most lines are told so by one hash and bit test a word.
-	bloom []uint64
-	scratch    sync.Pool
+	bloom   []uint64
+	scratch sync.Pool
 }
 
 type textEntry struct {
