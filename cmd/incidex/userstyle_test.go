@@ -215,22 +215,39 @@ func TestUserStyleEval(t *testing.T) {
 }
 
 // TestUserStyleDevFloors holds the matcher to its figures on the in-repo
-// development set of user-style write-ups (testdata/userkb/dev): with the
-// write-ups alone, the right incident first for at least the floor share
-// of real occurrences, and no confident match on any healthy line or on
-// any error line of a failure the write-ups do not hold.
+// development sets of user-style write-ups (testdata/userkb/dev, dev2):
+// with the write-ups alone, the right incident first for at least the
+// floor share of real occurrences, at most the false matches on record on
+// healthy lines and on error lines of failures the write-ups do not hold,
+// and every write-up but at most one giving a signature.
 func TestUserStyleDevFloors(t *testing.T) {
-	us := loadUserSet(t, "../../testdata/userkb/dev")
-	f := measureUserSet(t, us, patterns.Stream, testing.Verbose())
-	t.Logf("dev user-style set: %v", f)
-	const floor = 0.71 // measured 0.716 (111/155); 0.684 before the text tier, 0.387 before clauses and the extraction fixes
-	if got := float64(f.top1) / float64(f.n); got < floor {
-		t.Errorf("top-1 %.3f, want at least %.2f", got, floor)
-	}
-	if f.healthyFP > 0 || f.unknownFP > 0 {
-		t.Errorf("false matches: %d healthy, %d unknown-failure lines, want none", f.healthyFP, f.unknownFP)
-	}
-	if f.noSigInc > 1 {
-		t.Errorf("%d write-ups gave no signature, want at most 1", f.noSigInc)
+	for _, c := range []struct {
+		dir   string
+		floor float64
+		// falseUnknown: dev2 has one, an sqlite3.OperationalError of
+		// another kind ("unable to open database file") matching the
+		// "database is locked" write-up on the exception class and
+		// "database".
+		falseUnknown, noSig int
+	}{
+		// 0.716 (111/155); 0.684 before the text tier, 0.387 before
+		// clauses and the extraction fixes.
+		{"dev", 0.71, 0, 1},
+		// 0.859 (176/205); 0.673 when the set came, 0 write-ups of 32
+		// without a signature (7 then).
+		{"dev2", 0.85, 1, 0},
+	} {
+		us := loadUserSet(t, "../../testdata/userkb/"+c.dir)
+		f := measureUserSet(t, us, patterns.Stream, testing.Verbose())
+		t.Logf("%s user-style set: %v", c.dir, f)
+		if got := float64(f.top1) / float64(f.n); got < c.floor {
+			t.Errorf("%s: top-1 %.3f, want at least %.2f", c.dir, got, c.floor)
+		}
+		if f.healthyFP > 0 || f.unknownFP > c.falseUnknown {
+			t.Errorf("%s: false matches: %d healthy, %d unknown-failure lines, want 0 and at most %d", c.dir, f.healthyFP, f.unknownFP, c.falseUnknown)
+		}
+		if f.noSigInc > c.noSig {
+			t.Errorf("%s: %d write-ups gave no signature, want at most %d", c.dir, f.noSigInc, c.noSig)
+		}
 	}
 }
