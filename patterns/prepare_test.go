@@ -57,4 +57,11 @@ func TestIsFailure(t *testing.T) {
 	f("Wrote subnet file to /run/flannel/subnet.env", false)
 	f("Normal  Scheduled  Successfully assigned default/x to node-1", false)
 	f("valkey-0  1/1  Running  24 (3m36s ago)  28h", false)
+	// Error codes and replies that carry no plain error word.
+	f("PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'q' in vhost '/'", true)
+	f("WRONGTYPE Operation against a key holding the wrong kind of value", true)
+	f("NOAUTH Authentication required.", true)
+	f(`duplicate key value violates unique constraint "users_pkey"`, true)
+	f("TCP: request_sock_TCP: Possible SYN flooding on port 80. Sending cookies.", true)
+	f("ready to accept connections", false)
 }

@@ -63,6 +63,8 @@ var errorWords = hashSet(
 	"outofcpu", "insufficientmemory", "nodeaffinity", "preempted", "backofflimitexceeded",
 	"gone", "prematurely", "violates", "violated", "noauth", "inequivalent", "unauthenticated",
 	"incompatible", "incorrect", "uncaught", "unhandled", "traceback", "refuses",
+	// Redis error replies, and the kernel's SYN backlog warning.
+	"wrongtype", "clusterdown", "misconf", "execabort", "flooding",
 )
 
 func hashSet(words ...string) map[uint64]bool {

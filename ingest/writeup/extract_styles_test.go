@@ -45,7 +45,8 @@ func TestSignaturesFromEveryStyle(t *testing.T) {
 
 // A pasted line with no error word becomes a signature when the prose
 // quotes it: its author has said that is the message. Without the quote
-// it stays out (most such lines are the chatter around a failure).
+// it stays out (most such lines are the chatter around a failure), unless
+// the write-up has no error text at all.
 func TestQuotedInProseMakesAQuietLineASignature(t *testing.T) {
 	block := "```\nJun 02 04:10:11 pi systemd[1]: zigbee.service: Scheduled restart job, restart counter is at 5.\nJun 02 04:10:11 pi systemd[1]: zigbee.service: Start request repeated too quickly.\n```\n"
 	sigs := func(doc string) string {
@@ -67,9 +68,16 @@ func TestQuotedInProseMakesAQuietLineASignature(t *testing.T) {
 	if got := sigs(quoted); strings.Contains(got, "Scheduled restart job") {
 		t.Errorf("a line the prose does not quote became a signature: %q", got)
 	}
-	plain := "# Zigbee bridge stays down\n\n" + block + "\n## Cause\n\nThe unit crashed five times in ten seconds.\n"
-	if got := sigs(plain); strings.Contains(got, "Start request repeated") {
-		t.Errorf("without a quote in the prose, the quiet line became a signature: %q", got)
+	failed := "```\nJun 02 04:10:11 pi systemd[1]: zigbee.service: Failed with result 'exit-code'.\n```\n"
+	plain := "# Zigbee bridge stays down\n\n" + block + failed + "\n## Cause\n\nThe unit crashed five times in ten seconds.\n"
+	if got := sigs(plain); strings.Contains(got, "Start request repeated") || !strings.Contains(got, "Failed with result") {
+		t.Errorf("without a quote in the prose, a quiet line became a signature beside the error line: %q", got)
+	}
+	// A write-up with no error text anywhere has only its quiet lines to
+	// go by: they are what its author pasted as the failure.
+	only := "# Zigbee bridge stays down\n\n" + block + "\n## Cause\n\nThe unit crashed five times in ten seconds.\n"
+	if got := sigs(only); !strings.Contains(got, "Start request repeated too quickly") {
+		t.Errorf("a write-up with nothing else did not learn its pasted lines: %q", got)
 	}
 }
 
@@ -120,5 +128,19 @@ func TestLibraryEntryWithSpacedTagsAndAPastedLine(t *testing.T) {
 	}
 	if len(sigs) != 1 || sigs[0] != "Access denied for user 'app'@'172.20.0.5' (using password: YES)" {
 		t.Errorf("signatures %q, want the pasted line only", sigs)
+	}
+	// The pasted line right under its lead-in, no blank line between.
+	src = "OPS-18 Payments · 2024-02-12 java\n\nThe job died at start.\nConsole, after the banner:\n" +
+		"Exception in thread \"main\" java.lang.NoClassDefFoundError: com/acme/cli/Args\n\n" +
+		"The jar was built without its dependencies; this went on for a while:\nnobody noticed the build change.\n"
+	if incs, err = ParseWriteup("ops.txt", []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	sigs = nil
+	for _, s := range incs[0].Signatures {
+		sigs = append(sigs, s.Text)
+	}
+	if len(sigs) != 1 || !strings.Contains(sigs[0], "NoClassDefFoundError") {
+		t.Errorf("signatures %q, want the exception line only", sigs)
 	}
 }

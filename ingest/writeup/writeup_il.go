@@ -86,7 +86,8 @@ func parseEntry(name string, lines []string) libEntry {
 		switch {
 		case t == "":
 			pasted, leadIn = leadIn, false
-		case pasted && !libraryField.MatchString(t) && errorText(t, 3):
+		case (pasted || leadIn && messageShaped(t)) && !libraryField.MatchString(t) && errorText(t, 3):
+			pasted, leadIn = true, false
 			e.quotes = append(e.quotes, sigCandidate{text: t, kind: kb.SigCode, section: kb.SectionSummary})
 			e.Logs = append(e.Logs, kb.Block{Section: kb.SectionSummary, Heading: "Summary", Class: ClassLog, Lines: []string{t}})
 			continue
@@ -281,6 +282,15 @@ var knownTags = []string{
 
 // splitGluedTags splits "kubernetesnetworking" into kubernetes, networking
 // by word break over knownTags; what cannot be split stays one tag.
+// messageShaped reports whether a line right under a lead-in, with no blank
+// line between, is a pasted log line rather than the lead-in's sentence
+// going on: it has the shape of a message ("Error response from daemon:
+// …", "java.lang.NoClassDefFoundError: …"), a colon inside it.
+func messageShaped(t string) bool {
+	i := strings.Index(t, ": ")
+	return i > 0 && i < len(t)-2
+}
+
 // libraryTags reads an entry header's tags: glued together as the scrape
 // left them ("kubernetesingresstls"), or separated by spaces or commas as
 // people type them.

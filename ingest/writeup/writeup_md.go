@@ -90,7 +90,11 @@ func parseMarkdown(name string, data []byte) (*kb.Incident, []string, error) {
 	}
 	cands := curated(fm.Signatures)
 	cands = append(cands, d.cands...)
-	inc.Signatures, err = buildSignatures(inc.ID, inc.Pins, append(cands, d.pointedLogs()...))
+	pointed := d.pointedLogs()
+	if len(cands) == 0 && len(pointed) == 0 {
+		pointed = d.onlyLogs()
+	}
+	inc.Signatures, err = buildSignatures(inc.ID, inc.Pins, append(cands, pointed...))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -322,6 +326,35 @@ func (d *mdDoc) pointedLogs() []sigCandidate {
 				out = append(out, c)
 				break
 			}
+		}
+	}
+	return out
+}
+
+// maxOnlyLogs is how many quiet log lines a write-up with no other
+// signature gives (see onlyLogs).
+const maxOnlyLogs = 3
+
+// onlyLogs returns, for a write-up with no error text anywhere, the log
+// lines it pasted where it tells what happened (symptoms, summary, or a
+// part with no known heading): they are the failure as its author saw it
+// ("max virtual memory areas vm.max_map_count [65530] is too low"), though
+// they have no error word. Without them the write-up could not match at
+// all.
+func (d *mdDoc) onlyLogs() []sigCandidate {
+	var out []sigCandidate
+	for _, c := range d.quiet {
+		switch c.section {
+		case "", kb.SectionSummary, kb.SectionSymptoms, kb.SectionImpact, kb.SectionTimeline:
+		default:
+			continue
+		}
+		p := patterns.Prepare(c.text)
+		if len(patterns.Tokenize(p.Text, nil)) < 4 {
+			continue
+		}
+		if out = append(out, c); len(out) == maxOnlyLogs {
+			break
 		}
 	}
 	return out
