@@ -147,8 +147,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
 		}
 		if !sc.fails && t.Kind == KindWord && t.End-t.Start >= 5 {
-			w := text[t.Start:t.End]
-			sc.fails = errorClassName(w) || errnoName(w) || compoundFailure(w)
+			sc.fails = failureShape(text[t.Start:t.End])
 		}
 		if t.Kind == kindPending {
 			if e == nil || !e.known {

@@ -123,6 +123,30 @@ func errorClassName(s string) bool {
 	return strings.HasSuffix(s, "Error") || strings.HasSuffix(s, "Exception") || strings.HasSuffix(s, "Failure") || strings.HasSuffix(s, "Fault")
 }
 
+// failureShape reports a word that says a line reports a failure by its
+// shape: an exception's class name, an errno name or an error code with an
+// error word in it (errorClassName, errnoName, compoundFailure). One pass
+// over the bytes turns away the plain lower-case words most lines are made
+// of before any of those looks.
+func failureShape(w string) bool {
+	upper, sep := false, false
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c == '_' || c == '-':
+			sep = true
+		}
+	}
+	switch {
+	case sep && compoundFailure(w):
+		return true
+	case !upper:
+		return false
+	}
+	return errnoName(w) || errorClassName(w)
+}
+
 // compoundFailure reports an error code whose parts include an error
 // word: PRECONDITION_FAILED, CERTIFICATE_VERIFY_FAILED,
 // ERR_TLS_CERT_ALTNAME_INVALID.
