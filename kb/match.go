@@ -152,6 +152,9 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 			clauses = append(clauses, c)
 		}
 	}
+	// The text tier first: the write-ups' words are let go before the
+	// signatures are compiled, the build's peak.
+	text, textSigs := buildText(incs, count, curated)
 	set, err := patterns.Compile(defs, patterns.Options{MinScore: minScore})
 	if err != nil {
 		return nil, fmt.Errorf("compile signatures: %w", err)
@@ -178,16 +181,18 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 			break
 		}
 	}
-	m.buildText(count, curated)
+	if text != nil {
+		m.text, m.textSigs, m.textBase = text, textSigs, len(m.sigs)
+	}
 	return m, nil
 }
 
 // buildText builds the text tier over the write-ups that have signatures
 // matching through clauses (the ones that pasted an error once or twice),
-// and appends one pseudo-signature per write-up for its matches.
-func (m *Matcher) buildText(count map[string]int, curated map[string]bool) {
-	ids := make([]string, 0, len(m.incidents))
-	for id, inc := range m.incidents {
+// with one pseudo-signature per write-up for its matches.
+func buildText(incs map[string]*IncidentRef, count map[string]int, curated map[string]bool) (*patterns.TextIndex, []Signature) {
+	ids := make([]string, 0, len(incs))
+	for id, inc := range incs {
 		if count[id] > 0 && !curated[id] && len(inc.words) > 0 {
 			ids = append(ids, id)
 		}
@@ -195,20 +200,19 @@ func (m *Matcher) buildText(count map[string]int, curated map[string]bool) {
 	sort.Strings(ids)
 	words := make([][]uint64, len(ids))
 	for i, id := range ids {
-		words[i] = m.incidents[id].words
+		words[i] = incs[id].words
 	}
-	for _, inc := range m.incidents {
+	for _, inc := range incs {
 		inc.words = nil
 	}
 	if len(ids) == 0 {
-		return
+		return nil, nil
 	}
-	m.text = patterns.NewTextIndex(ids, words)
-	m.textBase = len(m.sigs)
-	m.textSigs = make([]Signature, len(ids))
+	sigs := make([]Signature, len(ids))
 	for i, id := range ids {
-		m.textSigs[i] = Signature{ID: id + TextSignatureSuffix, IncidentID: id, Kind: SigText}
+		sigs[i] = Signature{ID: id + TextSignatureSuffix, IncidentID: id, Kind: SigText}
 	}
+	return patterns.NewTextIndex(ids, words), sigs
 }
 
 // TextSignatureSuffix ends the id of an incident's text-tier
