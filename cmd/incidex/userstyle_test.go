@@ -215,7 +215,7 @@ func TestUserStyleEval(t *testing.T) {
 }
 
 // TestUserStyleDevFloors holds the matcher to its figures on the in-repo
-// development sets of user-style write-ups (testdata/userkb/dev, dev2):
+// development sets of user-style write-ups (testdata/userkb/dev, dev2, dev3):
 // with the write-ups alone, the right incident first for at least the
 // floor share of real occurrences, at most the false matches on record on
 // healthy lines and on error lines of failures the write-ups do not hold,
@@ -224,18 +224,22 @@ func TestUserStyleDevFloors(t *testing.T) {
 	for _, c := range []struct {
 		dir   string
 		floor float64
-		// falseUnknown: dev2 has one, an sqlite3.OperationalError of
-		// another kind ("unable to open database file") matching the
-		// "database is locked" write-up on the exception class and
-		// "database".
-		falseUnknown, noSig int
+		// falseHealthy, falseUnknown: the false matches on record. dev2
+		// has one, an sqlite3.OperationalError of another kind ("unable
+		// to open database file") matching the "database is locked"
+		// write-up on the exception class and "database"; dev3's are in
+		// testdata/userkb/README.md.
+		falseHealthy, falseUnknown, noSig int
 	}{
 		// 0.716 (111/155); 0.684 before the text tier, 0.387 before
 		// clauses and the extraction fixes.
-		{"dev", 0.71, 0, 1},
+		{"dev", 0.71, 0, 0, 1},
 		// 0.859 (176/205); 0.673 when the set came, 0 write-ups of 32
 		// without a signature (7 then).
-		{"dev2", 0.85, 1, 0},
+		{"dev2", 0.85, 0, 1, 0},
+		// 0.942 (178/189); 0.783 and 9 + 5 false matches when the set
+		// came, 5 write-ups of 30 without a signature (8 at bea3d77).
+		{"dev3", 0.94, 2, 5, 0},
 	} {
 		us := loadUserSet(t, "../../testdata/userkb/"+c.dir)
 		f := measureUserSet(t, us, patterns.Stream, testing.Verbose())
@@ -243,8 +247,8 @@ func TestUserStyleDevFloors(t *testing.T) {
 		if got := float64(f.top1) / float64(f.n); got < c.floor {
 			t.Errorf("%s: top-1 %.3f, want at least %.2f", c.dir, got, c.floor)
 		}
-		if f.healthyFP > 0 || f.unknownFP > c.falseUnknown {
-			t.Errorf("%s: false matches: %d healthy, %d unknown-failure lines, want 0 and at most %d", c.dir, f.healthyFP, f.unknownFP, c.falseUnknown)
+		if f.healthyFP > c.falseHealthy || f.unknownFP > c.falseUnknown {
+			t.Errorf("%s: false matches: %d healthy, %d unknown-failure lines, want at most %d and %d", c.dir, f.healthyFP, f.unknownFP, c.falseHealthy, c.falseUnknown)
 		}
 		if f.noSigInc > c.noSig {
 			t.Errorf("%s: %d write-ups gave no signature, want at most %d", c.dir, f.noSigInc, c.noSig)
