@@ -403,7 +403,7 @@ func (m *Matcher) textHit(line string, pm patterns.Match, h Hit, o MatchOptions)
 	}
 	ex := patterns.Explanation{Text: p.Text, Tokens: []patterns.ExplainedToken{}, Missing: []string{}, Score: h.Score,
 		Direction: "writeup", Captures: h.Captures, Terms: terms}
-	if tm, ok := m.text.Match(line); ok {
+	if tm, ok := m.text.MatchPrepared(p); ok {
 		ex.LineCoverage = round3(tm.Coverage)
 	}
 	note := fmt.Sprintf("matched through the write-up's own text, not a signature: it has the line's distinctive words %s", strings.Join(distinct, ", "))

@@ -257,21 +257,11 @@ func (x *TextIndex) bloomAdd(h uint64) {
 // of the index. Its words are the runs of letters and digits, a superset
 // of what textWords counts, so it never says no to a line that has one.
 func (x *TextIndex) mayHaveStrong(text string) bool {
-	for i := 0; i < len(text); {
-		for i < len(text) && !alnum(text[i]) {
-			i++
+	for i, j := alnumRun(text, 0); i < j; i, j = alnumRun(text, j) {
+		a, b := x.bloomBits(hashLower(text[i:j]))
+		if x.bloom[a/64]&(1<<(a%64)) != 0 && x.bloom[b/64]&(1<<(b%64)) != 0 {
+			return true
 		}
-		j := i
-		for j < len(text) && alnum(text[j]) {
-			j++
-		}
-		if j > i {
-			a, b := x.bloomBits(hashLower(text[i:j]))
-			if x.bloom[a/64]&(1<<(a%64)) != 0 && x.bloom[b/64]&(1<<(b%64)) != 0 {
-				return true
-			}
-		}
-		i = j
 	}
 	return false
 }
@@ -575,23 +565,12 @@ func textWords(s string, structural bool, look map[uint64]uint32, fn func(h uint
 				chunk = chunk[strings.LastIndexByte(strings.TrimRight(chunk, "."), '.')+1:]
 			}
 		}
-		for k := 0; k < len(chunk); {
-			for k < len(chunk) && !alnum(chunk[k]) {
-				k++
-			}
-			e := k
-			for e < len(chunk) && alnum(chunk[e]) {
-				e++
-			}
-			if e == k {
-				break
-			}
+		for k, e := alnumRun(chunk, 0); k < e; k, e = alnumRun(chunk, e) {
 			w := chunk[k:e]
-			k = e
 			h := hashLower(w)
 			val := look[h]
 			f := uint8(val >> 24)
-			failure := f&flagFailure != 0 || prevNotNo || len(w) >= 5 && (errorClassName(w) || errnoName(w))
+			failure := f&flagFailure != 0 || prevNotNo || len(w) >= 5 && failureShape(w)
 			prevNotNo = f&flagNotNo != 0
 			if f&flagStop != 0 || len(w) < 2 || hasDigit(w) {
 				if failure {
@@ -607,6 +586,19 @@ func textWords(s string, structural bool, look map[uint64]uint32, fn func(h uint
 func chunkByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
 		c == '.' || c == '_' || c == '-' || c == '/' || c == '\''
+}
+
+// alnumRun returns the bounds of the first run of letters and digits of s
+// from i on (start == end when there is none).
+func alnumRun(s string, i int) (start, end int) {
+	for i < len(s) && !alnum(s[i]) {
+		i++
+	}
+	end = i
+	for end < len(s) && alnum(s[end]) {
+		end++
+	}
+	return i, end
 }
 
 func alnum(c byte) bool {

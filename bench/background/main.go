@@ -40,6 +40,20 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
+// expand returns the files the globs given to flag -name match; a glob
+// that matches none is an error.
+func expand(name string, globs []string) []string {
+	var out []string
+	for _, g := range globs {
+		files, err := filepath.Glob(g)
+		if err != nil || len(files) == 0 {
+			log.Fatalf("-%s %s: no such file", name, g)
+		}
+		out = append(out, files...)
+	}
+	return out
+}
+
 var masks = regexp.MustCompile(`[0-9a-fA-F]{6,}|\d+`)
 
 func main() {
@@ -111,52 +125,40 @@ func main() {
 			log.Fatal(err)
 		}
 	}
-	for _, g := range lineFiles {
-		files, err := filepath.Glob(g)
-		if err != nil || len(files) == 0 {
-			log.Fatalf("-lines %s: no such file", g)
+	for _, name := range expand("lines", lineFiles) {
+		f, err := os.Open(name)
+		if err != nil {
+			log.Fatal(err)
 		}
-		for _, name := range files {
-			f, err := os.Open(name)
-			if err != nil {
-				log.Fatal(err)
-			}
-			sc := bufio.NewScanner(f)
-			sc.Buffer(nil, 1<<20)
-			for sc.Scan() {
-				add(sc.Text(), masks.ReplaceAllString(sc.Text(), "0"))
-			}
-			f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			add(sc.Text(), masks.ReplaceAllString(sc.Text(), "0"))
 		}
+		f.Close()
 	}
-	for _, g := range csvFiles {
-		files, err := filepath.Glob(g)
-		if err != nil || len(files) == 0 {
-			log.Fatalf("-loghub %s: no such file", g)
+	for _, name := range expand("loghub", csvFiles) {
+		f, err := os.Open(name)
+		if err != nil {
+			log.Fatal(err)
 		}
-		for _, name := range files {
-			f, err := os.Open(name)
-			if err != nil {
-				log.Fatal(err)
+		rows, err := csv.NewReader(bufio.NewReader(f)).ReadAll()
+		f.Close()
+		if err != nil || len(rows) == 0 {
+			log.Fatalf("%s: %v", name, err)
+		}
+		col := -1
+		for i, h := range rows[0] {
+			if h == "Content" {
+				col = i
 			}
-			rows, err := csv.NewReader(bufio.NewReader(f)).ReadAll()
-			f.Close()
-			if err != nil || len(rows) == 0 {
-				log.Fatalf("%s: %v", name, err)
-			}
-			col := -1
-			for i, h := range rows[0] {
-				if h == "Content" {
-					col = i
-				}
-			}
-			if col < 0 {
-				log.Fatalf("%s: no Content column", name)
-			}
-			for _, r := range rows[1:] {
-				if col < len(r) {
-					add(r[col], masks.ReplaceAllString(r[col], "0"))
-				}
+		}
+		if col < 0 {
+			log.Fatalf("%s: no Content column", name)
+		}
+		for _, r := range rows[1:] {
+			if col < len(r) {
+				add(r[col], masks.ReplaceAllString(r[col], "0"))
 			}
 		}
 	}
