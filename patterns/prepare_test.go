@@ -63,5 +63,6 @@ func TestIsFailure(t *testing.T) {
 	f("NOAUTH Authentication required.", true)
 	f(`duplicate key value violates unique constraint "users_pkey"`, true)
 	f("TCP: request_sock_TCP: Possible SYN flooding on port 80. Sending cookies.", true)
+	f("code: 'EADDRINUSE',", true) // an errno name, as the prefilter's failure test reads it
 	f("ready to accept connections", false)
 }

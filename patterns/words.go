@@ -182,7 +182,7 @@ func IsFailure(line string) bool {
 	}
 	toks := Tokenize(p.Text, nil)
 	for i, t := range toks {
-		if t.Kind == KindWord && !errorWords[t.Hash] && (errorClassName(p.Text[t.Start:t.End]) || compoundFailure(p.Text[t.Start:t.End])) {
+		if t.Kind == KindWord && !errorWords[t.Hash] && failureShape(p.Text[t.Start:t.End]) {
 			return true
 		}
 		if t.Kind != KindWord || !errorWords[t.Hash] {
