@@ -116,7 +116,6 @@ var textStop = hashSet(
 // safe for concurrent use.
 type TextIndex struct {
 	groups []string
-	vocab  map[uint64]int32 // while building: word → entry
 	// look is textLook with each word's entry + 1 in its low 24 bits:
 	// one lookup per word of a line.
 	look    map[uint64]uint32
@@ -186,13 +185,14 @@ func TextHashes(parts ...string) []uint64 {
 // NewTextIndex indexes write-ups: groups[i] (an incident id) has the words
 // words[i] (TextHashes of its text).
 func NewTextIndex(groups []string, words [][]uint64) *TextIndex {
-	x := &TextIndex{groups: groups, vocab: map[uint64]int32{}, n: float64(len(groups)), bg: loadBackground()}
+	vocab := map[uint64]int32{} // word → entry
+	x := &TextIndex{groups: groups, n: float64(len(groups)), bg: loadBackground()}
 	for _, hs := range words {
 		for _, h := range hs {
-			e, ok := x.vocab[h]
+			e, ok := vocab[h]
 			if !ok {
 				e = int32(len(x.entries))
-				x.vocab[h] = e
+				vocab[h] = e
 				x.entries = append(x.entries, textEntry{})
 				x.hashes = append(x.hashes, h)
 			}
@@ -207,7 +207,7 @@ func NewTextIndex(groups []string, words [][]uint64) *TextIndex {
 	x.posts = make([]int32, off)
 	for g, hs := range words {
 		for _, h := range hs {
-			e := &x.entries[x.vocab[h]]
+			e := &x.entries[vocab[h]]
 			x.posts[e.postOff+e.postN] = int32(g)
 			e.postN++
 		}
@@ -235,10 +235,9 @@ func NewTextIndex(groups []string, words [][]uint64) *TextIndex {
 		}
 	}
 	x.look = maps.Clone(textLook)
-	for h, e := range x.vocab {
+	for h, e := range vocab {
 		x.look[h] |= uint32(e + 1)
 	}
-	x.vocab = nil
 	return x
 }
 
