@@ -62,7 +62,8 @@ var errorWords = hashSet(
 	"denying", "refusing", "unknownauthority", "nxdomain", "servfail", "outofmemory",
 	"outofcpu", "insufficientmemory", "nodeaffinity", "preempted", "backofflimitexceeded",
 	"gone", "prematurely", "violates", "violated", "noauth", "inequivalent", "unauthenticated",
-	"incompatible", "incorrect", "uncaught", "unhandled", "traceback", "refuses",
+	"incompatible", "incorrect", "uncaught", "unhandled", "traceback", "refuses", "exception",
+	"exceptions",
 	// Redis error replies, and the kernel's SYN backlog warning.
 	"wrongtype", "clusterdown", "misconf", "execabort", "flooding",
 )
@@ -109,6 +110,10 @@ func specific(s string) bool {
 	}
 	return humps >= 1 || (dots >= 1 && len(s) >= 5)
 }
+
+// ErrorClassName reports an exception or error type's name (see
+// errorClassName).
+func ErrorClassName(s string) bool { return errorClassName(s) }
 
 // errorClassName reports an exception or error type's name, as runtimes
 // print them: OperationalError, java.lang.OutOfMemoryError, SSLException,

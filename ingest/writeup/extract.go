@@ -1,6 +1,7 @@
 package writeup
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/incidex/incidex/patterns"
@@ -207,6 +208,40 @@ func isIdentifier(s string) bool {
 	return true
 }
 
+// statusField matches a reason, message or error field of a YAML or JSON
+// object's status: `message: Job has reached the specified backoff limit`,
+// `"reason": "BackoffLimitExceeded",`.
+var statusField = regexp.MustCompile(`^\s*(?:-\s+)?"?(?:reason|message|error|errorMessage|err)"?\s*:\s*(.+?)\s*,?\s*$`)
+
+// statusFields returns the values of a config block's status fields
+// (statusField), unquoted; a block with no reason field gives none, so a
+// config file's own "message" keys stay configuration.
+func statusFields(lines []string) []string {
+	var out []string
+	reason := false
+	for _, l := range lines {
+		m := statusField.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		v := strings.TrimSpace(m[1])
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = strings.ReplaceAll(v[1:len(v)-1], `\"`, `"`)
+		}
+		if v == "" || v == "|" || v == ">" || v == "null" {
+			continue
+		}
+		if strings.Contains(strings.ToLower(strings.SplitN(strings.TrimSpace(l), ":", 2)[0]), "reason") {
+			reason = true
+		}
+		out = append(out, v)
+	}
+	if !reason {
+		return nil
+	}
+	return out
+}
+
 // quotedSpans finds quoted text in prose, pairing nested quotes: in
 // `showed: "error=... Get "https://x": dial tcp ...".` the outer pair wins.
 // Curly quotes pair with each other (“ opens, ” closes), so straight quotes
@@ -285,6 +320,25 @@ func quotedSpans(s string) []string {
 		}
 	}
 	return out
+}
+
+// quotedError reports whether a quote from the prose is error text worth a
+// signature: four tokens with failure evidence, or three when one names an
+// exception or error class ("ThrottlingException: Rate exceeded"): a class
+// name says which failure it is as much as a sentence does.
+func quotedError(q string) bool {
+	if errorText(q, 4) {
+		return true
+	}
+	if !errorText(q, 3) {
+		return false
+	}
+	for _, w := range strings.FieldsFunc(q, func(r rune) bool { return r == ' ' || r == ':' || r == '(' || r == ')' }) {
+		if patterns.ErrorClassName(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // errorText reports whether text reads like an error message worth a

@@ -21,6 +21,12 @@ func TestSignaturesFromEveryStyle(t *testing.T) {
 			"OutOfMemoryError: Java heap space"},
 		{"gone away", "IL-1234 Acme · 2020-01-02 mysql\nThe scheduler died with \"(2006, 'MySQL server has gone away')\" every night.\n",
 			"MySQL server has gone away"},
+		{"short quote with an exception class", "IL-4410 Fernbank · 2021-03-09 aws\nThe export job stopped halfway with \"ProvisionedThroughputExceededException: Throughput exceeded\" in its log.\n",
+			"ProvisionedThroughputExceededException: Throughput exceeded"},
+		{"snake_case exception type in curly quotes", "# Search down\n\nEvery retried update came back with “[version_conflict_engine_exception] [doc-17]: version conflict, current version [3] is different than the one provided [2]” until the writer was fixed.\n",
+			"version_conflict_engine_exception"},
+		{"object status as YAML", "# Backup Job\n\n```yaml\nstatus:\n  conditions:\n  - message: Job was active longer than specified deadline\n    reason: DeadlineExceeded\n    status: \"True\"\n    type: Failed\n```\n",
+			"Job was active longer than specified deadline"},
 		{"kubectl output under a command", "# OOM\n\n```console\nkubectl get pods\nNAME        READY   STATUS      RESTARTS   AGE\napi-7d9f8b  0/1     OOMKilled   4          2m\n```\n",
 			"OOMKilled"},
 	}
@@ -142,5 +148,18 @@ func TestLibraryEntryWithSpacedTagsAndAPastedLine(t *testing.T) {
 	}
 	if len(sigs) != 1 || !strings.Contains(sigs[0], "NoClassDefFoundError") {
 		t.Errorf("signatures %q, want the exception line only", sigs)
+	}
+}
+
+// A configuration block stays configuration: its "message" and "error"
+// keys become signatures only in an object's status, which has a reason.
+func TestConfigBlockWithoutStatusGivesNoSignature(t *testing.T) {
+	doc := "# Alert rule\n\nThe rule we shipped:\n\n```yaml\nalert: BackupFailed\nannotations:\n  message: backup job failed on {{ $labels.instance }}\n  error: see the backup dashboard\n```\n"
+	incs, err := ParseWriteup("w.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range incs[0].Signatures {
+		t.Errorf("signature %q from a configuration block", s.Text)
 	}
 }

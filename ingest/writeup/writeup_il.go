@@ -173,7 +173,7 @@ func (e *libEntry) causeFromProse(prose []string) {
 // signature candidates.
 func (e *libEntry) addQuotes(t string) {
 	for _, q := range quotedSpans(t) {
-		if !errorText(q, 4) {
+		if !quotedError(q) {
 			continue
 		}
 		e.quotes = append(e.quotes, sigCandidate{text: q, kind: kb.SigQuote, section: kb.SectionSummary})

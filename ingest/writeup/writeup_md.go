@@ -269,6 +269,15 @@ func (d *mdDoc) addCode(lang string, lines []string) {
 		for _, e := range logEntries(lines) {
 			d.addCandidate(e, sec.kind, 2)
 		}
+	case ClassConfig:
+		// An object's status pasted as YAML or JSON (kubectl get -o
+		// yaml): its failure reason and message are what logs and events
+		// print. The rest is configuration, never a signature.
+		for _, v := range statusFields(lines) {
+			if errorText(v, 1) {
+				d.cands = append(d.cands, sigCandidate{text: v, kind: kb.SigCode, section: sec.kind})
+			}
+		}
 	case ClassCommands:
 		steps, output := commandsOf(lines)
 		for _, s := range steps {
@@ -440,7 +449,7 @@ func (d *mdDoc) addProse(n ast.Node) {
 	}
 	sec := d.section().kind
 	for _, q := range quotedSpans(strings.ReplaceAll(raw, "\n", " ")) {
-		if errorText(q, 4) {
+		if quotedError(q) {
 			d.cands = append(d.cands, sigCandidate{text: q, kind: kb.SigQuote, section: sec})
 			d.blocks = append(d.blocks, kb.Block{Section: sec, Heading: d.section().text, Lang: "quote", Class: ClassLog, Lines: []string{q}})
 			continue
