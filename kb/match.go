@@ -193,7 +193,7 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 func buildText(incs map[string]*IncidentRef, count map[string]int, curated map[string]bool) (*patterns.TextIndex, []Signature) {
 	ids := make([]string, 0, len(incs))
 	for id, inc := range incs {
-		if count[id] > 0 && !curated[id] && len(inc.words) > 0 {
+		if !curated[id] && len(inc.words) > 0 {
 			ids = append(ids, id)
 		}
 	}

@@ -88,6 +88,25 @@ func TestTextTierLeavesCuratedIncidentsOut(t *testing.T) {
 	}
 }
 
+// A write-up that pasted no error at all (its author told the failure in
+// prose) has no signature, and its words are all the evidence there is:
+// the text tier holds it too.
+func TestTextTierHoldsWriteupsWithoutSignatures(t *testing.T) {
+	inc := &kb.Incident{ID: "es", Title: "Elasticsearch indices read-only after the flood-stage watermark",
+		RootCause: "The disk passed the flood stage watermark, so every index got the read_only_allow_delete block."}
+	other := &kb.Incident{ID: "pg", Title: "Postgres refused connections",
+		RootCause: "max_connections was reached during the load test."}
+	sig := kb.Signature{ID: "s1", IncidentID: "pg", Kind: kb.SigCode, Text: "FATAL:  sorry, too many clients already"}
+	m, err := kb.NewMatcher([]kb.Signature{sig}, map[string]*kb.IncidentRef{"es": inc.Ref(), "pg": other.Ref()}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := m.Match(floodLine, kb.MatchOptions{Mode: patterns.Stream})
+	if len(hits) == 0 || hits[0].Incident.ID != "es" || hits[0].Signature.Kind != kb.SigText {
+		t.Fatalf("hits %+v: want es through its text", hits)
+	}
+}
+
 func TestSnapshotKeepsTheTextTier(t *testing.T) {
 	m := devMatcher(t)
 	b, err := m.Snapshot()
