@@ -58,6 +58,29 @@ func TestQuotedNameWeighsLittle(t *testing.T) {
 	}
 }
 
+// Names given as a key's value without quotes are what one occurrence
+// was about: another collection or index is the same failure.
+func TestUnquotedNamesWeighLittle(t *testing.T) {
+	cases := []struct{ sig, line, healthy string }{
+		{`MongoError: E11000 duplicate key error collection: shop.orders index: sku_1 dup key: { : 3 }`,
+			`E11000 duplicate key error index: crm.contacts.$email_1 dup key: { : null }`, ""},
+	}
+	for _, c := range cases {
+		s, err := Compile([]Def{{ID: "a", Group: "g", Text: c.sig}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ms := s.Match(c.line, nil); len(ms) == 0 {
+			t.Errorf("%q did not match %q", c.line, c.sig)
+		}
+		if c.healthy != "" {
+			if ms := s.Match(c.healthy, nil); len(ms) > 0 {
+				t.Errorf("%q matched %q at %.2f", c.healthy, c.sig, ms[0].Score)
+			}
+		}
+	}
+}
+
 // PostgreSQL's DETAIL (and HINT, CONTEXT, ...) says which row or statement
 // the error was about; the tail after it is not a failure of its own.
 func TestClausesSkipDetailFields(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -613,7 +614,7 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 			ti = int32(len(types))
 			typeOf[key] = ti
 			ti := s.typeInfoOf(p, i, words)
-			if ti.literal && !d.Template && quotedValue(p, i) {
+			if ti.literal && !d.Template && (quotedValue(p, i) || keyedName(p, i)) {
 				// A name in quotes (volume "certs", user "app") is what this
 				// one occurrence was about, not what the failure is: it
 				// weighs little and is not evidence on its own. (The
@@ -781,6 +782,32 @@ func quotedValue(p *Pattern, i int) bool {
 		en++
 	}
 	return p.Text[en] == q
+}
+
+// keyedName reports whether token i of an example is an object's name
+// given as a key's value without quotes, the way drivers and databases
+// print them: "collection: virtool.indexes", "index: version_1",
+// "db=maasdb". The key is an object noun (objectNouns) right before ": "
+// or "="; the value is one token shaped like a name (a dot, an
+// underscore or a digit in it), not an error word. Like a quoted name, it
+// is what one occurrence was about.
+func keyedName(p *Pattern, i int) bool {
+	if i == 0 || p.Tokens[i-1].Kind != KindWord || !objectNouns[p.Tokens[i-1].Hash] {
+		return false
+	}
+	t := p.Tokens[i]
+	gap := p.Text[p.Tokens[i-1].End:t.Start]
+	if gap != ": " && gap != "=" && gap != ":" {
+		return false
+	}
+	if t.End < int32(len(p.Text)) && p.Text[t.End] != ' ' && p.Text[t.End] != ',' {
+		return false
+	}
+	w := p.Text[t.Start:t.End]
+	if errorWords[t.Hash] || !strings.ContainsAny(w, "._0123456789") {
+		return false
+	}
+	return true
 }
 
 // objectNouns name kinds of objects whose names log lines quote.
