@@ -91,3 +91,30 @@ func TestClausesSkipDetailFields(t *testing.T) {
 		}
 	}
 }
+
+// Another inflection of a signature's word is the word: an older kernel's
+// "Kill process" is the "Killed process" of the signature, "Endpoint" its
+// "endpoints". A weak error word keeps its form: "exited with code 0" is
+// not the "exit code" of a failure.
+func TestInflectionsMatch(t *testing.T) {
+	cases := []struct {
+		sig, line string
+		match     bool
+	}{
+		{`Memory cgroup out of memory: Killed process 3504 (java) total-vm:75350kB, anon-rss:58776kB`,
+			`Memory cgroup out of memory: Kill process 24572 (java) score 0 or sacrifice child`, true},
+		{`ingress: service shop/cart does not have any active endpoints`,
+			`W0408 16:38:40.185591 7 controller.go:909] Service "ci/jenkins" does not have any active Endpoint.`, true},
+		{`ERROR: Job failed: exit code 1`, `2021/08/07 04:43:58 [notice] 1#1: worker process 40 exited with code 0`, false},
+	}
+	for _, c := range cases {
+		s, err := Compile([]Def{{ID: "a", Group: "g", Text: c.sig}}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := s.Match(c.line, nil)
+		if got := len(ms) > 0; got != c.match {
+			t.Errorf("%q against %q: matched %v (%v), want %v", c.line, c.sig, got, ms, c.match)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	}
 	for _, pr := range pairs {
 		st := c.toks[pr[0]]
-		x := credit(st, toks[pr[1]])
+		x := s.creditOf(st, toks[pr[1]])
 		matchedSig[pr[0]] = true
 		sigOf[pr[1]] = pr[0] + 1
 		status[pr[1]] = Literal
@@ -173,7 +173,7 @@ func (s *Set) align(c *sigView, toks []Token) [][2]int {
 			if dp[i*w+j-1] > best {
 				best = dp[i*w+j-1]
 			}
-			if cr := credit(st, toks[j-1]); cr > 0 {
+			if cr := s.creditOf(st, toks[j-1]); cr > 0 {
 				if v := dp[(i-1)*w+j-1] + cr*tw; v > best {
 					best = v
 				}

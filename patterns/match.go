@@ -677,6 +677,23 @@ func credit(st sigToken, t Token) float32 {
 	return 0
 }
 
+// creditOf is credit, and inflectionCredit for a word of the line that is
+// another inflection of the signature's (one vocabulary entry, see
+// inflect).
+func (s *Set) creditOf(st sigToken, t Token) float32 {
+	if x := credit(st, t); x > 0 || st.kind != KindWord || t.Kind != KindWord {
+		return x
+	}
+	if i := s.vocab.index(t.Hash); i >= 0 && i == s.vocab.index(st.hash) {
+		return inflectionCredit
+	}
+	return 0
+}
+
+// inflectionCredit is what a line's word gets for another inflection of
+// the signature's ("endpoint" for "endpoints", "Kill" for "Killed").
+const inflectionCredit = 0.9
+
 // score aligns the signature with the line (a weighted longest common
 // subsequence, so order matters) and returns the stream score (share of the
 // signature's type weight matched) and, when frag is set, the fragment score
@@ -702,7 +719,7 @@ func (s *Set) score(sig *compiled, text string, sc *scratch, mode Mode) (float32
 		}
 		got += cr[k] * ti.weight
 		errOK = errOK || ti.isErr
-		if ti.distinct && cr[k] == 1 {
+		if ti.distinct && cr[k] >= inflectionCredit { // a whole word, or another inflection of it
 			distinct++
 		}
 	}

@@ -85,6 +85,9 @@ type Set struct {
 	single   bool             // every family has one signature: no clauses
 	vocab    *vocab           // every literal word of every signature, plus stop and common words
 	df       map[uint64]int32 // literal hash → number of groups with it
+	// forms maps other inflections of the signatures' words to the words
+	// (see inflect), from countDF until buildVocab makes them aliases.
+	forms    map[uint64]uint64
 	groups   int
 	idfMax   float32 // the IDF of a word no signature has
 	minScore float32
@@ -474,7 +477,27 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 			vwords = append(vwords, word{h, vocabEntry{weight: s.idfMax, failure: true}})
 		}
 	}
-	v := newVocab(len(vwords))
+	// Another inflection of a signature's word is that word, where no
+	// signature has it as a word of its own: "endpoint" finds "endpoints",
+	// "Kill" finds "Killed" (see inflect). It scores a little less (see
+	// credit).
+	// A form that is a stop, common or failure word no signature has
+	// ("kill" beside a signature's "Killed") becomes the alias.
+	var aliases [][2]uint64
+	aliased := map[uint64]bool{}
+	for form, w := range s.forms {
+		k, ok := seen[form]
+		if ok && vwords[k].e.known {
+			continue
+		}
+		if k, ok := seen[w]; ok && vwords[k].e.known {
+			aliases = append(aliases, [2]uint64{form, w})
+			aliased[form] = true
+		}
+	}
+	slices.SortFunc(aliases, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	s.forms = nil
+	v := newVocab(len(vwords) + len(aliases) - len(aliased))
 	nposts := 0
 	for _, ps := range posts {
 		nposts += len(ps)
@@ -483,6 +506,9 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	errBits := map[uint64]uint8{}
 	for _, w := range vwords {
 		e := w.e
+		if aliased[w.hash] {
+			continue
+		}
 		if e.isErr {
 			if _, ok := errBits[w.hash]; !ok {
 				errBits[w.hash] = uint8(len(errBits) % 256)
@@ -494,6 +520,9 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 			v.posts = append(v.posts, ps...)
 		}
 		v.put(w.hash, e)
+	}
+	for _, a := range aliases {
+		v.alias(a[0], v.index(a[1]))
 	}
 	s.vocab = v
 	errMasks := make([]errMask, len(s.pats))
@@ -562,6 +591,9 @@ func (s *Set) countDF() (patternSizes, error) {
 		for _, t := range p.Tokens {
 			if t.Kind == KindWord && !seen[g][t.Hash] {
 				seen[g][t.Hash] = true
+				if s.df[t.Hash] == 0 && !t.Placeholder {
+					s.forms = inflect(p.Text[t.Start:t.End], t.Hash, s.forms)
+				}
 				s.df[t.Hash]++
 			}
 			if t.Kind != KindWildcard {
@@ -892,7 +924,11 @@ func (c *sigView) markWords(stamp []uint32, head []int32, epoch uint32) {
 
 func (c *sigView) addPair(dst []alignPair, i, j int32, t Token) []alignPair {
 	st := c.toks[i]
-	if x := credit(st, t); x > 0 {
+	x := credit(st, t)
+	if x == 0 && st.kind == KindWord && t.Kind == KindWord {
+		x = inflectionCredit // paired by its word's entry: another inflection of it
+	}
+	if x > 0 {
 		dst = append(dst, alignPair{i: i, j: j, w: x * c.types[st.typ].weight, cr: x})
 	}
 	return dst

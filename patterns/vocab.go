@@ -93,6 +93,23 @@ func (v *vocab) put(h uint64, e vocabEntry) int32 {
 	}
 }
 
+// alias makes hash h another key of entry idx, unless h has one.
+func (v *vocab) alias(h uint64, idx int32) {
+	if h == 0 {
+		h = 1
+	}
+	mask := uint64(len(v.keys) - 1)
+	for i := v.slot(h); ; i = (i + 1) & mask {
+		switch v.keys[i] {
+		case h:
+			return
+		case 0:
+			v.keys[i], v.vals[i] = h, idx
+			return
+		}
+	}
+}
+
 // postings returns the postings of an entry.
 func (v *vocab) postings(e *vocabEntry) []posting {
 	return v.posts[e.postOff : e.postOff+e.postN]

@@ -202,3 +202,56 @@ func IsFailure(line string) bool {
 	}
 	return false
 }
+
+// inflect adds to forms (form hash → word hash) the other inflections of
+// a signature's word w (hash h) that a line may print instead: the
+// singular or plural of a word of four letters or more (endpoints ↔
+// endpoint, retries ↔ retry), and for an error word its past tense or
+// stem (killed ↔ kill, refused ↔ refuse). Words with digits or
+// punctuation are names and codes, not inflected.
+func inflect(w string, h uint64, forms map[uint64]uint64) map[uint64]uint64 {
+	if len(w) < 4 || len(w) > 24 {
+		return forms
+	}
+	for i := 0; i < len(w); i++ {
+		if !isLetter(w[i]) {
+			return forms
+		}
+	}
+	lw := strings.ToLower(w)
+	add := func(f string) {
+		if forms == nil {
+			forms = make(map[uint64]uint64)
+		}
+		if fh := hashLower(f); fh != h {
+			if _, ok := forms[fh]; !ok {
+				forms[fh] = h
+			}
+		}
+	}
+	switch {
+	case strings.HasSuffix(lw, "ies"):
+		add(lw[:len(lw)-3] + "y")
+	case strings.HasSuffix(lw, "ses"), strings.HasSuffix(lw, "xes"), strings.HasSuffix(lw, "shes"), strings.HasSuffix(lw, "ches"):
+		add(lw[:len(lw)-2])
+	case strings.HasSuffix(lw, "ss"), strings.HasSuffix(lw, "us"), strings.HasSuffix(lw, "is"):
+	case strings.HasSuffix(lw, "s"):
+		add(lw[:len(lw)-1])
+	case strings.HasSuffix(lw, "y") && !strings.ContainsRune("aeiou", rune(lw[len(lw)-2])):
+		add(lw[:len(lw)-1] + "ies")
+	case strings.HasSuffix(lw, "ed"), strings.HasSuffix(lw, "ing"):
+	default:
+		add(lw + "s")
+	}
+	if errorWords[h] && !weakErrorWords[h] {
+		switch {
+		case strings.HasSuffix(lw, "ed"):
+			add(lw[:len(lw)-2]) // killed → kill
+			add(lw[:len(lw)-1]) // refused → refuse
+		default:
+			add(lw + "ed")
+			add(lw + "d")
+		}
+	}
+	return forms
+}
