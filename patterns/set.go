@@ -481,13 +481,14 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	// signature has it as a word of its own: "endpoint" finds "endpoints",
 	// "Kill" finds "Killed" (see inflect). It scores a little less (see
 	// credit).
-	// A form that is a stop, common or failure word no signature has
-	// ("kill" beside a signature's "Killed") becomes the alias.
+	// A failure word no signature has ("kill" beside a signature's
+	// "Killed") becomes the alias; stop and common words stay what they
+	// are (their other forms are as common: "errors", "nodes").
 	var aliases [][2]uint64
 	aliased := map[uint64]bool{}
 	for form, w := range s.forms {
 		k, ok := seen[form]
-		if ok && vwords[k].e.known {
+		if ok && (vwords[k].e.known || stopWords[form] || commonWords[form]) {
 			continue
 		}
 		if k, ok := seen[w]; ok && vwords[k].e.known {
