@@ -149,7 +149,46 @@ func failureShape(w string) bool {
 	case !upper:
 		return false
 	}
-	return errnoName(w) || errorClassName(w)
+	return errnoName(w) || errorClassName(w) || redisErrorCode(w)
+}
+
+// redisErrorCode reports one of the error codes a Redis server starts its
+// error replies with, in the capitals it prints them in ("BUSY Redis is
+// busy running a script", "MASTERDOWN Link with MASTER is down"): the word
+// in lower case is no failure ("busy", "loading").
+func redisErrorCode(w string) bool {
+	if len(w) < 4 || len(w) > 11 || w[0] < 'A' || w[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if w[i] < 'A' || w[i] > 'Z' {
+			return false
+		}
+	}
+	return redisCodes[w]
+}
+
+// redisCodes are Redis's error reply codes besides ERR and the ones that
+// are error words already (WRONGTYPE, CLUSTERDOWN, MISCONF, NOAUTH,
+// EXECABORT).
+var redisCodes = map[string]bool{
+	"BUSY": true, "MASTERDOWN": true, "NOSCRIPT": true, "TRYAGAIN": true, "CROSSSLOT": true,
+	"NOREPLICAS": true, "BUSYKEY": true, "NOPERM": true, "LOADING": true, "UNBLOCKED": true,
+	"NOTBUSY": true, "READONLY": true, "NOPROTO": true, "WRONGPASS": true,
+}
+
+// ErrorWords counts the words of a line that are evidence of a failure,
+// the weak ones ("conflict", "limit", "closed") included: onlyLogs ranks a
+// write-up's quiet lines by it.
+func ErrorWords(line string) int {
+	p := Prepare(line)
+	n := 0
+	for _, t := range Tokenize(p.Text, nil) {
+		if t.Kind == KindWord && (errorWords[t.Hash] || failureShape(p.Text[t.Start:t.End])) {
+			n++
+		}
+	}
+	return n
 }
 
 // compoundFailure reports an error code whose parts include an error

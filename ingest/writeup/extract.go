@@ -63,14 +63,53 @@ func isCommandLine(line string) bool {
 	if strings.Contains(w, "=") && len(f) > 1 { // FOO=bar cmd
 		w = f[1]
 	}
-	return commandWords[w]
+	return commandWords[w] || sqlWords[w] || strings.HasPrefix(t, "mysql> ") || strings.HasPrefix(t, "postgres=# ")
+}
+
+// sqlWords start the lines of an SQL statement, in the capitals people
+// type them in ("SELECT ip, sum_connect_errors", "FROM
+// performance_schema.host_cache"): statements are runbook steps.
+var sqlWords = map[string]bool{
+	"SELECT": true, "INSERT": true, "UPDATE": true, "DELETE": true, "SHOW": true, "FLUSH": true,
+	"ALTER": true, "CREATE": true, "DROP": true, "GRANT": true, "REVOKE": true, "EXPLAIN": true,
+	"VACUUM": true, "ANALYZE": true, "TRUNCATE": true, "BEGIN;": true, "COMMIT;": true,
+	"ROLLBACK;": true, "FROM": true, "WHERE": true, "ORDER": true, "GROUP": true, "JOIN": true,
+	"KILL": true, "CALL": true, "REINDEX": true, "CLUSTER": true,
+}
+
+// tableHeader reports the header row of a table that a command printed:
+// two or more words, all in capitals ("NAME READY STATUS RESTARTS AGE").
+func tableHeader(s string) bool {
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return false
+	}
+	for _, w := range f {
+		for i := 0; i < len(w); i++ {
+			if c := w[i]; !(c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '(' || c == ')') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// promptFirst reports a block whose first line is a "$ " prompt: a
+// command and what it printed, whatever the rest looks like.
+func promptFirst(lines []string) bool {
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t != "" {
+			return strings.HasPrefix(t, "$ ")
+		}
+	}
+	return false
 }
 
 // classifyBlock decides what a fenced code block holds.
 func classifyBlock(lang string, lines []string) string {
 	lang = strings.ToLower(strings.TrimSpace(lang))
 	switch {
-	case shellLangs[lang]:
+	case shellLangs[lang], promptFirst(lines):
 		return ClassCommands
 	case logLangs[lang]:
 		if lang == "text" || lang == "none" || lang == "plain" || lang == "txt" {
@@ -208,6 +247,37 @@ func isIdentifier(s string) bool {
 	return true
 }
 
+// namesAThing reports whether the text after a closing quote makes the
+// quote the name of something other than a log line: `tripped our
+// "FATAL in postgres logs" alert`, `the "Disk full" dashboard`.
+func namesAThing(after string) bool {
+	// Past the closing quote (one byte, or three for a curly one).
+	if strings.HasPrefix(after, "\u201d") {
+		after = after[len("\u201d"):]
+	} else if after != "" {
+		after = after[1:]
+	}
+	if after == "" || after[0] != ' ' {
+		return false
+	}
+	f := strings.Fields(after)
+	if len(f) == 0 {
+		return false
+	}
+	return namedThings[strings.ToLower(strings.TrimRight(f[0], ".,;:!?)"))]
+}
+
+// namedThings are what a quoted name in prose names when it is not a log
+// line: alerts, dashboards, checks, settings.
+var namedThings = map[string]bool{
+	"alert": true, "alerts": true, "alarm": true, "alarms": true, "rule": true, "rules": true,
+	"dashboard": true, "panel": true, "monitor": true, "check": true, "label": true,
+	"channel": true, "ticket": true, "button": true, "column": true, "setting": true,
+	"option": true, "flag": true, "tab": true, "section": true, "heading": true, "title": true,
+	"metric": true, "graph": true, "query": true, "filter": true, "runbook": true, "playbook": true,
+	"page": true, "widget": true, "notification": true,
+}
+
 // statusField matches a reason, message or error field of a YAML or JSON
 // object's status: `message: Job has reached the specified backoff limit`,
 // `"reason": "BackoffLimitExceeded",`.
@@ -259,7 +329,7 @@ func quotedSpans(s string) []string {
 	var stack []open
 	var out []string
 	emit := func(from, to int) {
-		if t := strings.TrimSpace(s[from:to]); t != "" {
+		if t := strings.TrimSpace(s[from:to]); t != "" && !namesAThing(s[to:]) {
 			out = append(out, t)
 		}
 	}

@@ -27,6 +27,10 @@ func TestSignaturesFromEveryStyle(t *testing.T) {
 			"version_conflict_engine_exception"},
 		{"object status as YAML", "# Backup Job\n\n```yaml\nstatus:\n  conditions:\n  - message: Job was active longer than specified deadline\n    reason: DeadlineExceeded\n    status: \"True\"\n    type: Failed\n```\n",
 			"Job was active longer than specified deadline"},
+		{"Redis error reply in inline code in a nested list", "# Queue stalls\n\n- at 02:10 the producers failed with:\n  - `BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.`\n",
+			"BUSY Redis is busy running a script"},
+		{"Redis error reply in curly quotes", "The sessions cache refused every read with “MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.” until the link came back.\n",
+			"MASTERDOWN Link with MASTER is down"},
 		{"kubectl output under a command", "# OOM\n\n```console\nkubectl get pods\nNAME        READY   STATUS      RESTARTS   AGE\napi-7d9f8b  0/1     OOMKilled   4          2m\n```\n",
 			"OOMKilled"},
 	}
@@ -161,5 +165,33 @@ func TestConfigBlockWithoutStatusGivesNoSignature(t *testing.T) {
 	}
 	for _, s := range incs[0].Signatures {
 		t.Errorf("signature %q from a configuration block", s.Text)
+	}
+}
+
+// What is pasted around the error is not the error: a quoted alert name,
+// the command that printed a table and the table's rows, an SQL query of
+// the runbook. A write-up with no error word anywhere learns the pasted
+// line that hints at its failure, not the kubectl rows above it.
+func TestSignaturesLeaveOutWhatSurroundsTheError(t *testing.T) {
+	pods := "```\n$ kubectl -n shop get pods\nNAME       READY   STATUS    RESTARTS   AGE\ncart-db-0  0/1     Pending   0          12m\nweb-5d8f   1/1     Running   0          12m\n```\n\n"
+	event := "The event on the pod:\n\n```\ndefault-scheduler 0/2 nodes are available: 2 node(s) had volume node affinity conflict.\n```\n\n"
+	cases := []struct{ name, doc, want string }{
+		{"quoted alert name", "# Claim stuck\n\nIt paged through our \"FATAL in scheduler logs\" alert at night.\n\n" + event, "volume node affinity conflict"},
+		{"kubectl rows beside the event", "# Claim stuck\n\n" + pods + event, "volume node affinity conflict"},
+		{"SQL of the runbook", "# Locks\n\n```\nERROR:  canceling statement due to lock timeout\n```\n\n## Runbook\n\n```\nSELECT pid, query FROM pg_stat_activity\nWHERE state = 'idle in transaction (aborted)';\n```\n",
+			"canceling statement due to lock timeout"},
+	}
+	for _, c := range cases {
+		incs, err := ParseWriteup("w.md", []byte(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range incs[0].Signatures {
+			got = append(got, s.Text)
+		}
+		if len(got) != 1 || !strings.Contains(got[0], c.want) {
+			t.Errorf("%s: signatures %q, want only the one with %q", c.name, got, c.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 
@@ -290,6 +291,9 @@ func (d *mdDoc) addCode(lang string, lines []string) {
 }
 
 func (d *mdDoc) addCandidate(s, section string, minTokens int) {
+	if tableHeader(s) {
+		return // kubectl's NAME READY STATUS RESTARTS AGE
+	}
 	kind := kb.SigCode
 	if isEventLine(s) {
 		kind = kb.SigEvent
@@ -350,8 +354,18 @@ const maxOnlyLogs = 3
 // ("max virtual memory areas vm.max_map_count [65530] is too low"), though
 // they have no error word. Without them the write-up could not match at
 // all.
+//
+// The lines with the most words that hint at a failure (weak ones such as
+// "conflict" or "limit" too) come first, and the order of the write-up
+// among equals: "0/1 nodes are available: 1 node(s) had volume node
+// affinity conflict." before the kubectl rows pasted above it. When some
+// line has such a hint, the lines without one are left out.
 func (d *mdDoc) onlyLogs() []sigCandidate {
-	var out []sigCandidate
+	type ranked struct {
+		c    sigCandidate
+		hint int
+	}
+	var rs []ranked
 	for _, c := range d.quiet {
 		switch c.section {
 		case "", kb.SectionSummary, kb.SectionSymptoms, kb.SectionImpact, kb.SectionTimeline:
@@ -362,9 +376,15 @@ func (d *mdDoc) onlyLogs() []sigCandidate {
 		if len(patterns.Tokenize(p.Text, nil)) < 4 {
 			continue
 		}
-		if out = append(out, c); len(out) == maxOnlyLogs {
-			break
+		rs = append(rs, ranked{c, patterns.ErrorWords(c.text)})
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].hint > rs[j].hint })
+	var out []sigCandidate
+	for _, r := range rs[:min(len(rs), maxOnlyLogs)] {
+		if r.hint == 0 && rs[0].hint > 0 {
+			break // beside a hint of the failure, the rest are chatter
 		}
+		out = append(out, r.c)
 	}
 	return out
 }
