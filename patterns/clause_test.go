@@ -118,3 +118,19 @@ func TestInflectionsMatch(t *testing.T) {
 		}
 	}
 }
+
+// A line whose prefix took its level word ("... UTC [114824] ERROR:  out
+// of shared memory" reads "out of shared memory" at level error) still has
+// the signature's "ERROR"; the same words at level LOG do not.
+func TestLevelStandsForTheSignaturesLevelWord(t *testing.T) {
+	s, err := Compile([]Def{{ID: "a", Group: "g", Text: `ERROR: out of shared memory`}, {ID: "b", Group: "h", Text: `FATAL: password authentication failed for user "app"`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms := s.Match(`db-1  | 2025-11-06 22:31:17.241 UTC [114824] ERROR:  out of shared memory`, nil); len(ms) == 0 || ms[0].Sig != 0 {
+		t.Errorf("an error-level line with the signature's words: %v, want signature 0", ms)
+	}
+	if ms := s.Match(`db-1  | 2025-11-06 22:31:17.241 UTC [114824] LOG:  out of shared memory`, nil); len(ms) > 0 {
+		t.Errorf("a LOG line matched: %v", ms)
+	}
+}

@@ -191,13 +191,16 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	// same way each time). A line without error words skips the postings
 	// whose signatures all have some: the error gate below would drop
 	// them, and most signatures have error words.
+	// A line of warning level or above may have lost its error word to
+	// its prefix: it reads every posting (see compiled.levelWord).
 	noErr := lineErr == errMask{}
 	sc.lineErr = !noErr
+	skipErr := noErr && sc.level < LevelWarn
 	for _, id := range sc.anchorIDs {
 		ps := s.vocab.postings(&s.vocab.entries[id])
 		if s.single {
 			for _, p := range ps {
-				if noErr && p.ref&postAllErr != 0 {
+				if skipErr && p.ref&postAllErr != 0 {
 					continue
 				}
 				i := p.ref & famFirst
@@ -209,7 +212,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			continue
 		}
 		for _, p := range ps {
-			if noErr && p.ref&postAllErr != 0 {
+			if skipErr && p.ref&postAllErr != 0 {
 				continue
 			}
 			f := p.ref & famFirst
@@ -251,7 +254,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			if upper*c.boost < min {
 				continue
 			}
-			if em := &s.errMasks[i]; em[0]|em[1]|em[2]|em[3] != 0 && !em.intersects(&lineErr) {
+			if em := &s.errMasks[i]; em[0]|em[1]|em[2]|em[3] != 0 && !em.intersects(&lineErr) && !s.pats[i].levelMet(sc.level) {
 				continue // it has error words and the line none of them
 			}
 			if s.pats[i].levelFail && noErr && sc.level < LevelWarn {
@@ -504,7 +507,7 @@ func (s *Set) bagBound(c *compiled, sc *scratch, mode Mode, need float32) float3
 			}
 		}
 	}
-	if c.hasErr && fl&bagErr == 0 || nd == 0 {
+	if c.hasErr && fl&bagErr == 0 && !c.levelMet(sc.level) || nd == 0 {
 		return 0 // (score may let one distinctive word do: see score)
 	}
 	lk := sc.lineKinds
@@ -690,6 +693,12 @@ func (s *Set) creditOf(st sigToken, t Token) float32 {
 	return 0
 }
 
+// levelMet reports whether a line of level l has the error word that
+// names a level in the signature (see compiled.levelWord).
+func (c *compiled) levelMet(l Level) bool {
+	return c.levelWord != LevelUnknown && l >= c.levelWord
+}
+
 // inflectionCredit is what a line's word gets for another inflection of
 // the signature's ("endpoint" for "endpoints", "Kill" for "Killed").
 const inflectionCredit = 0.9
@@ -712,7 +721,7 @@ func (s *Set) score(sig *compiled, text string, sc *scratch, mode Mode) (float32
 	}
 	lineCovered := s.alignSparse(&c, sc, cr)
 	var got float32
-	errOK, distinct := !c.hasErr, int16(0)
+	errOK, distinct := !c.hasErr || sig.levelMet(sc.level), int16(0)
 	for k, ti := range c.types {
 		if cr[k] == 0 {
 			continue

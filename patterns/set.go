@@ -143,6 +143,12 @@ type compiled struct {
 	// database system is starting up"), so a line must have a warning or
 	// error level, or an error word.
 	levelFail bool
+	// levelWord is the lowest level one of its words names ("ERROR:  out
+	// of shared memory": LevelError), or LevelUnknown. A line of that
+	// level or above has that error word even where its prefix took it
+	// ("... UTC [114824] ERROR:  out of shared memory" reads "out of
+	// shared memory" at level error).
+	levelWord Level
 	maskOff   [numKinds + 1]uint16 // kind k's positions are the masked positions [maskOff[k]:maskOff[k+1]]
 	maskTypes [numKinds]uint16     // number of mask types of each kind
 }
@@ -670,6 +676,11 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 		t := p.Tokens[pos[k]]
 		s.toks = append(s.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: int16(ti), pos: pos[k], next: -1, placeholder: t.Placeholder})
 		c.hasNeg = c.hasNeg || t.Kind == KindWord && isNegation(t.Hash)
+		if t.Kind == KindWord && !t.Placeholder && errorWords[t.Hash] && levelMarker(p, int(pos[k])) {
+			if l := ParseLevel(p.Text[t.Start:t.End]); l >= LevelWarn && (c.levelWord == LevelUnknown || l < c.levelWord) {
+				c.levelWord = l
+			}
+		}
 	}
 	c.tokEnd = int32(len(s.toks))
 	c.typ = int32(len(s.types))
@@ -795,6 +806,21 @@ const minDistinctMatched = 2
 // quotedFactor scales the weight of a quoted single-token value of an
 // example line (see quotedValue).
 const quotedFactor = 0.3
+
+// levelMarker reports whether token i of a pattern stands where a level
+// does: first, or in capitals before ':' or ']' ("... failed: ERROR: out
+// of shared memory", "[FATAL]"). "rpc error: code = Unknown" is no level.
+func levelMarker(p *Pattern, i int) bool {
+	if i == 0 {
+		return true
+	}
+	t := p.Tokens[i]
+	w := p.Text[t.Start:t.End]
+	if strings.ToUpper(w) != w || int(t.End) >= len(p.Text) {
+		return false
+	}
+	return p.Text[t.End] == ':' || p.Text[t.End] == ']'
+}
 
 // quotedValue reports whether token i of an example is the name of an
 // object, alone in quotes after the word for its kind: secret "coturn",
