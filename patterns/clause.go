@@ -25,7 +25,7 @@ func Clauses(example string) []string {
 	var tails, quoted []string
 	seen := map[string]bool{p: true}
 	keep := func(c string, dst *[]string) {
-		c = strings.TrimSpace(strings.Trim(strings.TrimSpace(c), `"'.,;`))
+		c = strings.TrimSpace(strings.Trim(strings.TrimSpace(contextCut(c)), `"'.,;`))
 		if c == "" || seen[c] {
 			return
 		}
@@ -64,11 +64,32 @@ func Clauses(example string) []string {
 			keep(p[i+2:], &tails)
 		}
 	}
+	// The line itself without its context (see contextCut).
+	if c := contextCut(p); len(c) < len(p) {
+		keep(c, &tails)
+	}
 	for _, q := range quotedParts(p) {
 		keep(q, &quoted)
 	}
 	out := shortest(tails, 2)
 	return append(out, shortest(quoted, 2)...)
+}
+
+// contextMarkers start the context a message carries after its error:
+// the statement (Laravel's " (SQL: insert into …)", PostgreSQL's DETAIL
+// and the rest), the request (nginx's ", client: 10.0.0.1, server: …").
+// Another occurrence has another context, or none.
+var contextMarkers = []string{" (SQL: ", ", client: ", " DETAIL: ", " DETAIL:  ", " HINT: ", " HINT:  ", " STATEMENT: ", " STATEMENT:  ", " CONTEXT: "}
+
+// contextCut returns s up to its first context marker (contextMarkers).
+func contextCut(s string) string {
+	end := len(s)
+	for _, m := range contextMarkers {
+		if i := strings.Index(s, m); i > 0 && i < end {
+			end = i
+		}
+	}
+	return s[:end]
 }
 
 // detailLabel reports whether s ends in a label that introduces a detail

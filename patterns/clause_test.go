@@ -31,6 +31,12 @@ func TestClauses(t *testing.T) {
 	// of them is rare: docker's message after its wrapper's "http: ".
 	f(`time="2016-11-11T23:08:13+01:00" level=error msg="Attempting next endpoint for push after error: Get https://10.0.0.15:5000/v2/: http: server gave HTTP response to HTTPS client"`,
 		`server gave HTTP response to HTTPS client`)
+	// The message without the statement or request it carried: another
+	// occurrence has another, or none.
+	f("SQLSTATE[23000]: Integrity constraint violation: 1062 Duplicate entry '7' for key 'PRIMARY' (SQL: insert into `orders` (`sku`, `qty`) values (A-1, 2))",
+		"1062 Duplicate entry '7' for key 'PRIMARY")
+	f(`2024/03/02 10:11:12 [error] 31#31: *88 upstream sent too big header while reading response header from upstream, client: 10.0.0.7, server: shop.example, request: "GET /cart HTTP/1.1", upstream: "http://10.0.1.4:8000/cart"`,
+		`*88 upstream sent too big header while reading response header from upstream`)
 	// A name is not a distinctive word: a clause needs two besides it.
 	f(`Error: user "7f3a9c": forbidden`)
 	// Too short to stand alone.
