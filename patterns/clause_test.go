@@ -101,7 +101,8 @@ func TestClausesSkipDetailFields(t *testing.T) {
 // Another inflection of a signature's word is the word: an older kernel's
 // "Kill process" is the "Killed process" of the signature, "Endpoint" its
 // "endpoints". A weak error word keeps its form: "exited with code 0" is
-// not the "exit code" of a failure.
+// not the "exit code" of a failure. And a short line is not part of a
+// signature through an inflected word.
 func TestInflectionsMatch(t *testing.T) {
 	cases := []struct {
 		sig, line string
@@ -112,6 +113,9 @@ func TestInflectionsMatch(t *testing.T) {
 		{`ingress: service shop/cart does not have any active endpoints`,
 			`W0408 16:38:40.185591 7 controller.go:909] Service "ci/jenkins" does not have any active Endpoint.`, true},
 		{`ERROR: Job failed: exit code 1`, `2021/08/07 04:43:58 [notice] 1#1: worker process 40 exited with code 0`, false},
+		// A short line is no part of a signature through an inflection.
+		{`ERROR 1129 (HY000): Host '10.0.0.9' is blocked because of many connection errors; unblock with 'mysqladmin flush-hosts'`,
+			`Error 1040: Too many connections`, false},
 	}
 	for _, c := range cases {
 		s, err := Compile([]Def{{ID: "a", Group: "g", Text: c.sig}}, Options{})

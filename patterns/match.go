@@ -721,18 +721,24 @@ func (s *Set) score(sig *compiled, text string, sc *scratch, mode Mode) (float32
 	}
 	lineCovered := s.alignSparse(&c, sc, cr)
 	var got float32
-	errOK, distinct := !c.hasErr || sig.levelMet(sc.level), int16(0)
+	// exact: distinctive words matched as they are; infl: as another
+	// inflection (see inflect).
+	errOK, exact, infl := !c.hasErr || sig.levelMet(sc.level), int16(0), int16(0)
 	for k, ti := range c.types {
 		if cr[k] == 0 {
 			continue
 		}
 		got += cr[k] * ti.weight
 		errOK = errOK || ti.isErr
-		if ti.distinct && cr[k] >= inflectionCredit { // a whole word, or another inflection of it
-			distinct++
+		switch {
+		case !ti.distinct:
+		case cr[k] == 1:
+			exact++
+		case cr[k] >= inflectionCredit:
+			infl++
 		}
 	}
-	if !errOK || distinct == 0 {
+	if !errOK || exact+infl == 0 {
 		return 0, 0
 	}
 	var f float32
@@ -741,13 +747,18 @@ func (s *Set) score(sig *compiled, text string, sc *scratch, mode Mode) (float32
 	}
 	// One distinctive word in common is a coincidence more often than a
 	// match, unless the line is little more than the signature's words (a
-	// typed fragment, a short line).
-	if distinct < c.needDistinct && f < oneWordCover {
+	// typed fragment, a short line). Another inflection counts for the
+	// line that holds the signature, not for a short line that is part of
+	// it: "Too many connections" is no fragment of "many connection errors".
+	if exact+infl < c.needDistinct && f < oneWordCover {
 		return 0, 0
 	}
 	stream := got / c.total
 	if sc.lineW <= 0 {
 		return stream, 0
+	}
+	if exact < c.needDistinct && f < oneWordCover {
+		f = 0
 	}
 	switch {
 	case mode == Query && lineCovered < fragmentMinInfo:
