@@ -195,3 +195,31 @@ func TestSignaturesLeaveOutWhatSurroundsTheError(t *testing.T) {
 		}
 	}
 }
+
+// The parts of a write-up are found under headings as people write them:
+// a short line of its own without '#' ("Why", "What we did"), and the
+// headings of a postmortem that revises its first guess.
+func TestCauseAndFixUnderTheHeadingsPeopleWrite(t *testing.T) {
+	cases := []struct{ name, doc, cause, fix, superseded string }{
+		{"line headings", "# Jobs stalled\n\nWhat we saw\n\n- producers failed with `BUSY Redis is busy running a script`\n\nWhy\n\n- a Lua sweep over two million delayed jobs ran for seconds\n\nWhat we did\n\n- deleted the stale delayed jobs\n",
+			"Lua sweep over two million delayed jobs", "deleted the stale delayed jobs", ""},
+		{"revised guess", "# Builds red\n\n## First guess\n\nWe blamed the CI image.\n\n## What it actually was\n\nA patch release of a library was built for a newer JDK.\n\n## Fix\n\nPinned the library.\n",
+			"built for a newer JDK", "Pinned the library", "We blamed the CI image"},
+	}
+	for _, c := range cases {
+		incs, err := ParseWriteup("w.md", []byte(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inc := incs[0]
+		if !strings.Contains(inc.RootCause, c.cause) {
+			t.Errorf("%s: root cause %q, want it to say %q", c.name, inc.RootCause, c.cause)
+		}
+		if !strings.Contains(inc.Fix, c.fix) {
+			t.Errorf("%s: fix %q, want it to say %q", c.name, inc.Fix, c.fix)
+		}
+		if c.superseded != "" && (len(inc.Superseded) == 0 || !strings.Contains(inc.Superseded[0], c.superseded)) {
+			t.Errorf("%s: superseded %q, want %q", c.name, inc.Superseded, c.superseded)
+		}
+	}
+}

@@ -194,6 +194,9 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		d.addCode("", linesOf(n.Lines(), d.src))
 		return ast.WalkSkipChildren, nil
 	case *ast.Paragraph, *ast.TextBlock:
+		if d.addLineHeading(n) {
+			return ast.WalkSkipChildren, nil
+		}
 		if inBlockquote(n) {
 			d.addQuotedBlock(n)
 		}
@@ -249,6 +252,33 @@ func (d *mdDoc) addHeading(n *ast.Heading) {
 	}
 	_ = numbered // numbered headings have no own meaning: they inherit, as above
 	d.heads = append(d.heads, h)
+}
+
+// maxLineHeadingWords is the most words a line heading has.
+const maxLineHeadingWords = 6
+
+// addLineHeading takes a paragraph of one short line that names a part of
+// a write-up ("Why", "What we did", "**Root cause**", "Fix:") as a heading
+// of the lowest level, as people type them without Markdown's '#'. It
+// reports whether it did.
+func (d *mdDoc) addLineHeading(n ast.Node) bool {
+	if _, ok := n.Parent().(*ast.Document); !ok || n.Lines().Len() != 1 {
+		return false
+	}
+	seg := n.Lines().At(0)
+	raw := strings.TrimSpace(string(seg.Value(d.src)))
+	txt := strings.TrimSpace(strings.TrimSuffix(strings.Trim(raw, "*_ "), ":"))
+	txt = strings.TrimSpace(strings.Trim(txt, "*_ "))
+	if txt == "" || len(strings.Fields(txt)) > maxLineHeadingWords || strings.ContainsAny(txt[len(txt)-1:], ".,;!?`") {
+		return false
+	}
+	kind, numbered := headingKind(txt)
+	if kind == "" || numbered {
+		return false
+	}
+	d.heads = append(d.heads, heading{level: 6, text: txt, kind: kind, options: kind == kb.SectionFix && isOptionsHeading(txt),
+		lineStart: lineStartAt(d.src, seg.Start), bodyStart: lineEndAt(d.src, seg.Stop)})
+	return true
 }
 
 // parentOf returns the nearest earlier heading of a higher level.
