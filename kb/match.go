@@ -329,7 +329,7 @@ func (m *Matcher) Best(line string, mode patterns.Mode, minScore float64, top in
 		dst = m.set.MatchTop(line, mode, minScore, 0, dst[:start])
 	}
 	dst = dst[:start+len(m.Adjust(line, dst[start:], minScore))]
-	if m.text != nil && fails && (len(dst) == start || dst[start].Score < m.set.MinScore()) {
+	if m.text != nil && fails && !patterns.QuietLevel(p) && (len(dst) == start || dst[start].Score < m.set.MinScore()) {
 		min := minScore
 		if min <= 0 {
 			min = m.set.MinScore()

@@ -39,6 +39,23 @@ func TestTextTierMatchesThroughTheWriteupsWords(t *testing.T) {
 	}
 }
 
+// A debug line is no failure report, whatever words it has: the text
+// tier leaves it alone, where its prefix gave the level and where the
+// level is only one of its first words (kubectl logs --prefix).
+func TestTextTierLeavesDebugLinesAlone(t *testing.T) {
+	m := devMatcher(t)
+	for _, l := range []string{
+		`es-data-0 elasticsearch 2024-05-01T10:00:00.000Z debug ` + floodLine,
+		`2024-05-01T10:00:00.000Z DEBUG ` + floodLine,
+	} {
+		for _, h := range m.Match(l, kb.MatchOptions{Mode: patterns.Stream, MinScore: kb.PossibleMinScore}) {
+			if h.Signature.Kind == kb.SigText {
+				t.Errorf("text tier answered a debug line: %s %.2f: %s", h.Incident.ID, h.Score, l)
+			}
+		}
+	}
+}
+
 func TestTextTierIsNotAskedWhenASignatureMatched(t *testing.T) {
 	m := devMatcher(t)
 	l := `2025-07-03 01:02:03.456 GMT [99] FATAL:  sorry, too many clients already`

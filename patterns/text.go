@@ -659,3 +659,40 @@ func errnoName(s string) bool {
 	}
 	return true
 }
+
+// QuietLevel reports a line whose level says it is no failure report:
+// debug from its prefix, or, where the prefix was not read (a kubectl
+// --prefix'ed container line: "pod container 2022-07-21T10:51:54Z debug
+// envoy upstream ..."), "debug" or "trace" among its first words. Such a
+// line may name a failure ("upstream timeout" at debug), but the text
+// tier, the weakest evidence, does not answer it; signatures still do.
+// Info is not quiet: the kernel reports hung tasks as "INFO: task ...
+// blocked for more than 120 seconds".
+func QuietLevel(p Prepared) bool {
+	switch p.Level {
+	case LevelDebug:
+		return true
+	case LevelUnknown:
+	default:
+		return false
+	}
+	t := p.Text
+	for n := 0; n < quietLevelWords && t != ""; n++ {
+		for t != "" && (t[0] == ' ' || t[0] == '\t') {
+			t = t[1:]
+		}
+		i := 0
+		for i < len(t) && t[i] != ' ' && t[i] != '\t' {
+			i++
+		}
+		switch w := strings.Trim(t[:i], "[]:"); {
+		case strings.EqualFold(w, "debug"), strings.EqualFold(w, "trace"):
+			return true
+		}
+		t = t[i:]
+	}
+	return false
+}
+
+// quietLevelWords is how many first words of a line QuietLevel looks at.
+const quietLevelWords = 6
