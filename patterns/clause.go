@@ -77,9 +77,10 @@ func Clauses(example string) []string {
 
 // contextMarkers start the context a message carries after its error:
 // the statement (Laravel's " (SQL: insert into …)", PostgreSQL's DETAIL
-// and the rest), the request (nginx's ", client: 10.0.0.1, server: …").
+// and the rest, and their JDBC spelling "Where: ", "Detail: "), the request (nginx's ", client: 10.0.0.1, server: …").
 // Another occurrence has another context, or none.
-var contextMarkers = []string{" (SQL: ", ", client: ", " DETAIL: ", " DETAIL:  ", " HINT: ", " HINT:  ", " STATEMENT: ", " STATEMENT:  ", " CONTEXT: "}
+var contextMarkers = []string{" (SQL: ", ", client: ", " DETAIL: ", " DETAIL:  ", " HINT: ", " HINT:  ", " STATEMENT: ", " STATEMENT:  ", " CONTEXT: ",
+	" Where: ", " Detail: ", " Hint: ", " Position: "}
 
 // contextCut returns s up to its first context marker (contextMarkers).
 func contextCut(s string) string {

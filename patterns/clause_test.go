@@ -64,15 +64,24 @@ func TestQuotedNameWeighsLittle(t *testing.T) {
 	}
 }
 
-// Names given as a key's value without quotes are what one occurrence
-// was about: another collection or index is the same failure.
+// Names given without quotes (a key's value, the last word after "for
+// table") are what one occurrence was about: another collection, index or
+// table is the same failure.
 func TestUnquotedNamesWeighLittle(t *testing.T) {
 	cases := []struct{ sig, line, healthy string }{
 		{`MongoError: E11000 duplicate key error collection: shop.orders index: sku_1 dup key: { : 3 }`,
 			`E11000 duplicate key error index: crm.contacts.$email_1 dup key: { : null }`, ""},
+		// The name at the end after a preposition and the noun; JDBC's
+		// "Where: " starts the statement's context.
+		{`ERROR: permission denied for table invoices Where: remote SQL command: SELECT id, total FROM billing.invoices`,
+			`Caused by: org.postgresql.util.PSQLException: ERROR: permission denied for table ledger_entries`, ""},
 	}
 	for _, c := range cases {
-		s, err := Compile([]Def{{ID: "a", Group: "g", Text: c.sig}}, Options{})
+		defs := []Def{{ID: "a", Group: "g", Text: c.sig}}
+		for _, cl := range Clauses(c.sig) { // as the matcher compiles an example
+			defs = append(defs, Def{ID: "a", Group: "g", Text: cl, Clause: true})
+		}
+		s, err := Compile(defs, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -844,30 +844,43 @@ func quotedValue(p *Pattern, i int) bool {
 }
 
 // keyedName reports whether token i of an example is an object's name
-// given as a key's value without quotes, the way drivers and databases
-// print them: "collection: virtool.indexes", "index: version_1",
-// "db=maasdb". The key is an object noun (objectNouns) right before ": "
-// or "="; the value is one token shaped like a name (a dot, an
-// underscore or a digit in it), not an error word. Like a quoted name, it
-// is what one occurrence was about.
+// given without quotes, the way drivers and databases print them: as a
+// key's value ("collection: virtool.indexes", "index: version_1",
+// "db=maasdb": an object noun (objectNouns) right before ": " or "=", and
+// one token shaped like a name, with a dot, an underscore or a digit), or
+// as the last word after a preposition and the noun ("permission denied
+// for table authorities"). Not an error or stop word. Like a quoted name,
+// it is what one occurrence was about.
 func keyedName(p *Pattern, i int) bool {
 	if i == 0 || p.Tokens[i-1].Kind != KindWord || !objectNouns[p.Tokens[i-1].Hash] {
 		return false
 	}
 	t := p.Tokens[i]
-	gap := p.Text[p.Tokens[i-1].End:t.Start]
-	if gap != ": " && gap != "=" && gap != ":" {
-		return false
-	}
-	if t.End < int32(len(p.Text)) && p.Text[t.End] != ' ' && p.Text[t.End] != ',' {
-		return false
-	}
 	w := p.Text[t.Start:t.End]
-	if errorWords[t.Hash] || !strings.ContainsAny(w, "._0123456789") {
+	if errorWords[t.Hash] || stopWords[t.Hash] {
 		return false
 	}
-	return true
+	switch gap := p.Text[p.Tokens[i-1].End:t.Start]; gap {
+	case ": ", "=", ":":
+		if t.End < int32(len(p.Text)) && p.Text[t.End] != ' ' && p.Text[t.End] != ',' {
+			return false
+		}
+		return strings.ContainsAny(w, "._0123456789")
+	case " ":
+		// "permission denied for table authorities", "for user postgres":
+		// after "for", "in", "on" or "of" and the noun, the last word
+		// of the message (or of its part before its context).
+		if i < 2 || !namePrepositions[p.Tokens[i-2].Hash] {
+			return false
+		}
+		rest := strings.TrimLeft(p.Text[t.End:], ".;,")
+		return rest == "" || contextCut("x "+rest) == "x"
+	}
+	return false
 }
+
+// namePrepositions come before an object noun and its name.
+var namePrepositions = hashSet("for", "in", "on", "of")
 
 // objectNouns name kinds of objects whose names log lines quote.
 var objectNouns = hashSet(
