@@ -57,6 +57,12 @@ func TestIsFailure(t *testing.T) {
 	f("Wrote subnet file to /run/flannel/subnet.env", false)
 	f("Normal  Scheduled  Successfully assigned default/x to node-1", false)
 	f("valkey-0  1/1  Running  24 (3m36s ago)  28h", false)
+	// kubectl get rows whose STATUS is a waiting reason of the kubelet.
+	f("web-7d9f8b  0/1  ErrImageNeverPull  0  12s", true)
+	f("api-5c4d7   0/1  CreateContainerConfigError  0  40s", true)
+	// Redis error replies, in the capitals Redis prints them in.
+	f("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.", true)
+	f("the worker is busy", false)
 	// Error codes and replies that carry no plain error word.
 	f("PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'q' in vhost '/'", true)
 	f("WRONGTYPE Operation against a key holding the wrong kind of value", true)

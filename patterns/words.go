@@ -61,6 +61,8 @@ var errorWords = hashSet(
 	"slow", "overflow", "leak", "leaked", "deadlock", "unmounted", "orphaned", "rejecting",
 	"denying", "refusing", "unknownauthority", "nxdomain", "servfail", "outofmemory",
 	"outofcpu", "insufficientmemory", "nodeaffinity", "preempted", "backofflimitexceeded",
+	"errimageneverpull", "invalidimagename", "createcontainerconfigerror", "createcontainererror",
+	"runcontainererror", "containercannotrun", "deadlineexceeded", "progressdeadlineexceeded",
 	"gone", "prematurely", "violates", "violated", "noauth", "inequivalent", "unauthenticated",
 	"incompatible", "incorrect", "uncaught", "unhandled", "traceback", "refuses", "exception",
 	"exceptions",
