@@ -190,9 +190,9 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	// The anchors' postings, in the line's order (a sum is added up the
 	// same way each time). A line without error words skips the postings
 	// whose signatures all have some: the error gate below would drop
-	// them, and most signatures have error words.
-	// A line of warning level or above may have lost its error word to
-	// its prefix: it reads every posting (see compiled.levelWord).
+	// them, and most signatures have error words. A line of warning level
+	// or above reads them all: its prefix may have taken its error word
+	// (see compiled.levelWord).
 	noErr := lineErr == errMask{}
 	sc.lineErr = !noErr
 	skipErr := noErr && sc.level < LevelWarn

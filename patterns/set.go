@@ -485,11 +485,11 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	}
 	// Another inflection of a signature's word is that word, where no
 	// signature has it as a word of its own: "endpoint" finds "endpoints",
-	// "Kill" finds "Killed" (see inflect). It scores a little less (see
-	// credit).
-	// A failure word no signature has ("kill" beside a signature's
-	// "Killed") becomes the alias; stop and common words stay what they
-	// are (their other forms are as common: "errors", "nodes").
+	// "Kill" finds "Killed" (see inflect), for inflectionCredit of its
+	// weight. A failure word no signature has ("kill" beside a
+	// signature's "Killed") becomes the alias too; stop and common words
+	// keep their own entries (their other forms are as common: "errors",
+	// "nodes").
 	var aliases [][2]uint64
 	aliased := map[uint64]bool{}
 	for form, w := range s.forms {

@@ -76,36 +76,32 @@ func (v *vocab) get(h uint64) *vocabEntry {
 
 // put adds an entry for h unless it exists, and returns the entry's index.
 func (v *vocab) put(h uint64, e vocabEntry) int32 {
-	if h == 0 {
-		h = 1
+	i, ok := v.find(h)
+	if !ok {
+		v.keys[i], v.vals[i] = max(h, 1), int32(len(v.entries))
+		v.entries = append(v.entries, e)
 	}
-	mask := uint64(len(v.keys) - 1)
-	for i := v.slot(h); ; i = (i + 1) & mask {
-		switch v.keys[i] {
-		case h:
-			return v.vals[i]
-		case 0:
-			v.keys[i] = h
-			v.vals[i] = int32(len(v.entries))
-			v.entries = append(v.entries, e)
-			return v.vals[i]
-		}
-	}
+	return v.vals[i]
 }
 
 // alias makes hash h another key of entry idx, unless h has one.
 func (v *vocab) alias(h uint64, idx int32) {
-	if h == 0 {
-		h = 1
+	if i, ok := v.find(h); !ok {
+		v.keys[i], v.vals[i] = max(h, 1), idx
 	}
+}
+
+// find returns the slot of hash h and true, or the empty slot it would
+// take and false (building only: index is the lookup).
+func (v *vocab) find(h uint64) (uint64, bool) {
+	h = max(h, 1)
 	mask := uint64(len(v.keys) - 1)
 	for i := v.slot(h); ; i = (i + 1) & mask {
 		switch v.keys[i] {
 		case h:
-			return
+			return i, true
 		case 0:
-			v.keys[i], v.vals[i] = h, idx
-			return
+			return i, false
 		}
 	}
 }
