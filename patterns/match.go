@@ -145,8 +145,9 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 		if id >= 0 {
 			e = &s.vocab.entries[id]
 			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
-		}
-		if !sc.fails && t.Kind == KindWord && t.End-t.Start >= 5 {
+		} else if !sc.fails && t.Kind == KindWord && t.End-t.Start >= 5 {
+			// A word the vocabulary has had its shape judged when the
+			// set was built (see Set.shapes).
 			sc.fails = failureShape(text[t.Start:t.End])
 		}
 		if t.Kind == kindPending {

@@ -87,7 +87,12 @@ type Set struct {
 	df       map[uint64]int32 // literal hash → number of groups with it
 	// forms maps other inflections of the signatures' words to the words
 	// (see inflect), from countDF until buildVocab makes them aliases.
-	forms    map[uint64]uint64
+	forms map[uint64]uint64
+	// shapes are the signatures' words that read as failures by their
+	// shape (failureShape: OutOfMemoryError, EADDRINUSE), from countDF
+	// until buildVocab marks their entries: the prefilter judges the
+	// shape only of words the vocabulary does not have.
+	shapes   map[uint64]bool
 	groups   int
 	idfMax   float32 // the IDF of a word no signature has
 	minScore float32
@@ -475,8 +480,9 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	// also says whether a line reads as a failure; a word no signature
 	// has weighs what unknownWeight gives it.
 	for i := range vwords {
-		vwords[i].e.failure = textFailure(vwords[i].hash)
+		vwords[i].e.failure = textFailure(vwords[i].hash) || s.shapes[vwords[i].hash]
 	}
+	s.shapes = nil
 	for h := range errorWords {
 		if _, ok := seen[h]; !ok && textFailure(h) {
 			seen[h] = len(vwords)
@@ -599,7 +605,14 @@ func (s *Set) countDF() (patternSizes, error) {
 			if t.Kind == KindWord && !seen[g][t.Hash] {
 				seen[g][t.Hash] = true
 				if s.df[t.Hash] == 0 && !t.Placeholder {
-					s.forms = inflect(p.Text[t.Start:t.End], t.Hash, s.forms)
+					w := p.Text[t.Start:t.End]
+					s.forms = inflect(w, t.Hash, s.forms)
+					if failureShape(w) {
+						if s.shapes == nil {
+							s.shapes = map[uint64]bool{}
+						}
+						s.shapes[t.Hash] = true
+					}
 				}
 				s.df[t.Hash]++
 			}
