@@ -153,3 +153,32 @@ func TestLevelStandsForTheSignaturesLevelWord(t *testing.T) {
 		t.Errorf("a LOG line matched: %v", ms)
 	}
 }
+
+// The same exception class with another message is another failure: the
+// JVM's "Exception in thread "main" java.lang.OutOfMemoryError" header is
+// shared by every kind of OOM, and "GC overhead limit exceeded" is not
+// "Direct buffer memory". A message that is only a name (the class
+// NoClassDefFoundError could not find) is not another message.
+func TestAnotherMessageOfTheSameClassScoresHalf(t *testing.T) {
+	defs := []Def{
+		{ID: "a", Group: "direct", Text: `Exception in thread "main" java.lang.OutOfMemoryError: Direct buffer memory`},
+		{ID: "b", Group: "class", Text: `Exception in thread "main" java.lang.NoClassDefFoundError: com/acme/mail/Sender`},
+		{ID: "c", Group: "pg", Text: `FATAL:  password authentication failed for user "app"`},
+	}
+	s, err := Compile(defs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := `Exception in thread "main" java.lang.OutOfMemoryError: GC overhead limit exceeded`
+	if ms := s.MatchMode(l, Stream, 0.1, nil); len(ms) == 0 || ms[0].Sig != 0 || !ms[0].OtherMessage {
+		t.Errorf("%q: %+v, want signature 0 halved for another message", l, ms)
+	} else if ex := s.Explain(l, ms[0]); !strings.Contains(strings.Join(ex.Notes, " "), "another message") {
+		t.Errorf("explanation notes %q: want the halving explained", ex.Notes)
+	}
+	if ms := s.Match(`Exception in thread "main" java.lang.OutOfMemoryError: Direct buffer memory`, nil); len(ms) == 0 || ms[0].OtherMessage {
+		t.Errorf("the signature's own message: %+v", ms)
+	}
+	if ms := s.MatchMode(`Exception in thread "main" java.lang.NoClassDefFoundError: org/example/Other`, Stream, 0.1, nil); len(ms) == 0 || ms[0].Sig != 1 || ms[0].OtherMessage {
+		t.Errorf("another missing class: %+v, want signature 1, not halved", ms)
+	}
+}

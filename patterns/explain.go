@@ -130,6 +130,9 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	if m.Negated {
 		ex.Notes = append(ex.Notes, s.negationNote(c, p.Text, toks, pairs))
 	}
+	if m.OtherMessage {
+		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line gives %s another message than the signature", sigTokenText(c, pat, int(c.classTok-1))))
+	}
 	return ex
 }
 

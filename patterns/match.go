@@ -370,6 +370,10 @@ func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, ds
 			m.Score *= negationFactor
 			m.Negated = true
 		}
+		if float32(m.Score) >= min && c.classTok > 0 && s.otherMessage(c, text, sc) {
+			m.Score *= negationFactor
+			m.OtherMessage = true
+		}
 		if f := float32(m.Score); f >= min {
 			if f >= 1 && (perfect < 0 || x.sig < perfect) {
 				perfect = x.sig
@@ -882,6 +886,28 @@ var hashNo, hashNot, hashNever = hashLower("no"), hashLower("not"), hashLower("n
 
 // isNegation reports whether a token's hash is a negation word's.
 func isNegation(h uint64) bool { return h == hashNo || h == hashNot || h == hashNever }
+
+// otherMessage reports whether the line names the signature's exception
+// class with a message of its own that the alignment did not match:
+// "java.lang.OutOfMemoryError: GC overhead limit exceeded" against
+// "Exception in thread "main" java.lang.OutOfMemoryError: Direct buffer
+// memory" shares the wrapper and the class, not the failure. It reads the
+// chain of the signature's alignment (score has just made it).
+func (s *Set) otherMessage(c *compiled, text string, sc *scratch) bool {
+	ct := int32(c.classTok - 1)
+	for k := sc.chain; k >= 0; k = sc.pred[k] {
+		if sc.pairs[k].i > ct {
+			return false // some of its message is there
+		}
+	}
+	h := s.toks[c.tok+ct].hash
+	for _, t := range sc.toks {
+		if t.Hash == h && int(t.End) < len(text) && text[t.End] == ':' && plainWords(text[t.End+1:]) >= 2 {
+			return true
+		}
+	}
+	return false
+}
 
 // negationFactor scales the score of a line that negates its signature.
 const negationFactor = 0.5

@@ -68,6 +68,9 @@ type Match struct {
 	// Negated is set when the line says the opposite of the signature
 	// and the score was halved for it.
 	Negated bool
+	// OtherMessage is set when the line names the signature's exception
+	// class with another message, and the score was halved for it.
+	OtherMessage bool
 }
 
 // Set is an immutable, compiled set of signatures. It is safe for
@@ -154,6 +157,10 @@ type compiled struct {
 	// ("... UTC [114824] ERROR:  out of shared memory" reads "out of
 	// shared memory" at level error).
 	levelWord Level
+	// classTok is 1 + the position among its tokens of the last exception
+	// or error class it names with a message after it ("…OutOfMemoryError:
+	// Direct buffer memory"), or 0. See otherMessage.
+	classTok  int16
 	maskOff   [numKinds + 1]uint16 // kind k's positions are the masked positions [maskOff[k]:maskOff[k+1]]
 	maskTypes [numKinds]uint16     // number of mask types of each kind
 }
@@ -689,6 +696,9 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 		t := p.Tokens[pos[k]]
 		s.toks = append(s.toks, sigToken{kind: t.Kind, hash: t.Hash, typ: int16(ti), pos: pos[k], next: -1, placeholder: t.Placeholder})
 		c.hasNeg = c.hasNeg || t.Kind == KindWord && isNegation(t.Hash)
+		if t.Kind == KindWord && !t.Placeholder && classWithMessage(p.Text, t) {
+			c.classTok = int16(len(s.toks) - int(c.tok))
+		}
 		if t.Kind == KindWord && !t.Placeholder && errorWords[t.Hash] && levelMarker(p, int(pos[k])) {
 			if l := ParseLevel(p.Text[t.Start:t.End]); l >= LevelWarn && (c.levelWord == LevelUnknown || l < c.levelWord) {
 				c.levelWord = l
@@ -819,6 +829,33 @@ const minDistinctMatched = 2
 // quotedFactor scales the weight of a quoted single-token value of an
 // example line (see quotedValue).
 const quotedFactor = 0.3
+
+// classWithMessage reports whether token t of text is an exception or
+// error class name followed by ':' and a message of plain words.
+func classWithMessage(text string, t PatternToken) bool {
+	if !errorClassName(text[t.Start:t.End]) || int(t.End) >= len(text) || text[t.End] != ':' {
+		return false
+	}
+	return plainWords(text[t.End+1:]) >= 2
+}
+
+// plainWords counts the words of s made of letters only (a trailing
+// '.', ',' or ';' aside): "Direct buffer memory" has three, a class path
+// ("groep3/Mail/Mail") or a name none. A message has two or more.
+func plainWords(s string) int {
+	n := 0
+	for f := range strings.FieldsSeq(s) {
+		f = strings.TrimRight(f, ".,;")
+		ok := f != ""
+		for i := 0; i < len(f) && ok; i++ {
+			ok = isLetter(f[i])
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
 
 // levelMarker reports whether token i of a pattern stands where a level
 // does: first, or in capitals before ':' or ']' ("... failed: ERROR: out
