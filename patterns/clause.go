@@ -59,16 +59,19 @@ func Clauses(example string) []string {
 		}
 		*dst = append(*dst, c)
 	}
-	for i := 0; i+2 < len(p); i++ {
-		if p[i] == ':' && p[i+1] == ' ' && !detailLabel(p[:i]) {
-			keep(p[i+2:], &tails)
+	// No clause comes from the message's context (see contextCut): the
+	// tails and quotes are those of the message before it, and the
+	// message itself is one.
+	msg := contextCut(p)
+	for i := 0; i+2 < len(msg); i++ {
+		if msg[i] == ':' && msg[i+1] == ' ' && !detailLabel(msg[:i]) {
+			keep(msg[i+2:], &tails)
 		}
 	}
-	// The line itself without its context (see contextCut).
-	if c := contextCut(p); len(c) < len(p) {
-		keep(c, &tails)
+	if len(msg) < len(p) {
+		keep(msg, &tails)
 	}
-	for _, q := range quotedParts(p) {
+	for _, q := range quotedParts(msg) {
 		keep(q, &quoted)
 	}
 	out := shortest(tails, 2)
@@ -77,10 +80,13 @@ func Clauses(example string) []string {
 
 // contextMarkers start the context a message carries after its error:
 // the statement (Laravel's " (SQL: insert into …)", PostgreSQL's DETAIL
-// and the rest, and their JDBC spelling "Where: ", "Detail: "), the request (nginx's ", client: 10.0.0.1, server: …").
-// Another occurrence has another context, or none.
+// and the rest, and their JDBC spelling "Where: ", "Detail: "), the request
+// (nginx's ", client: 10.0.0.1, server: …"), the scheduler's account of
+// preemption after why a pod does not fit (". preemption: 0/3 nodes are
+// available: 3 Preemption is not helpful for scheduling."). Another
+// occurrence has another context, or none.
 var contextMarkers = []string{" (SQL: ", ", client: ", " DETAIL: ", " DETAIL:  ", " HINT: ", " HINT:  ", " STATEMENT: ", " STATEMENT:  ", " CONTEXT: ",
-	" Where: ", " Detail: ", " Hint: ", " Position: "}
+	" Where: ", " Detail: ", " Hint: ", " Position: ", " preemption: "}
 
 // contextCut returns s up to its first context marker (contextMarkers).
 func contextCut(s string) string {

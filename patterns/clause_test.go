@@ -37,6 +37,11 @@ func TestClauses(t *testing.T) {
 		"1062 Duplicate entry '7' for key 'PRIMARY")
 	f(`2024/03/02 10:11:12 [error] 31#31: *88 upstream sent too big header while reading response header from upstream, client: 10.0.0.7, server: shop.example, request: "GET /cart HTTP/1.1", upstream: "http://10.0.1.4:8000/cart"`,
 		`*88 upstream sent too big header while reading response header from upstream`)
+	// Nothing in the context is a clause: the scheduler's preemption
+	// account ends every FailedScheduling event alike.
+	if cs := Clauses(`Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`); slices.ContainsFunc(cs, func(c string) bool { return strings.Contains(c, "Preemption") }) {
+		t.Errorf("clauses %q: one is the preemption account", cs)
+	}
 	// A name is not a distinctive word: a clause needs two besides it.
 	f(`Error: user "7f3a9c": forbidden`)
 	// Too short to stand alone.
