@@ -126,14 +126,7 @@ func TestTextTierHoldsWriteupsWithoutSignatures(t *testing.T) {
 
 func TestSnapshotKeepsTheTextTier(t *testing.T) {
 	m := devMatcher(t)
-	b, err := m.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := kb.MatcherFromSnapshot(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, w := roundTrip(t, m)
 	a := m.Best(floodLine, patterns.Stream, kb.PossibleMinScore, 3, nil)
 	c := w.Best(floodLine, patterns.Stream, kb.PossibleMinScore, 3, nil)
 	if len(a) == 0 || len(a) != len(c) || m.Signature(a[0].Sig).ID != w.Signature(c[0].Sig).ID || a[0].Score != c[0].Score {

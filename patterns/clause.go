@@ -88,6 +88,16 @@ func Clauses(example string) []string {
 var contextMarkers = []string{" (SQL: ", ", client: ", " DETAIL: ", " DETAIL:  ", " HINT: ", " HINT:  ", " STATEMENT: ", " STATEMENT:  ", " CONTEXT: ",
 	" Where: ", " Detail: ", " Hint: ", " Position: ", " preemption: "}
 
+// contextStarts reports whether s opens with a context marker.
+func contextStarts(s string) bool {
+	for _, m := range contextMarkers {
+		if strings.HasPrefix(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // contextCut returns s up to its first context marker (contextMarkers).
 func contextCut(s string) string {
 	end := len(s)

@@ -147,7 +147,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
 		} else if !sc.fails && t.Kind == KindWord && t.End-t.Start >= 5 {
 			// A word the vocabulary has had its shape judged when the
-			// set was built (see Set.shapes).
+			// set was built (see wordShapes).
 			sc.fails = failureShape(text[t.Start:t.End])
 		}
 		if t.Kind == kindPending {

@@ -88,14 +88,6 @@ type Set struct {
 	single   bool             // every family has one signature: no clauses
 	vocab    *vocab           // every literal word of every signature, plus stop and common words
 	df       map[uint64]int32 // literal hash → number of groups with it
-	// forms maps other inflections of the signatures' words to the words
-	// (see inflect), from countDF until buildVocab makes them aliases.
-	forms map[uint64]uint64
-	// shapes are the signatures' words that read as failures by their
-	// shape (failureShape: OutOfMemoryError, EADDRINUSE), from countDF
-	// until buildVocab marks their entries: the prefilter judges the
-	// shape only of words the vocabulary does not have.
-	shapes   map[uint64]bool
 	groups   int
 	idfMax   float32 // the IDF of a word no signature has
 	minScore float32
@@ -258,7 +250,7 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	// one parse and compiled from another, as 33,000 parsed patterns held
 	// at once (about 15 MB) would be most of the peak of building a large
 	// set.
-	sizes, err := s.countDF()
+	sizes, shapes, err := s.countDF()
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +266,7 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 		s.pats[i].group = g
 	}
 	s.families()
-	s.errMasks = s.buildVocab(words)
+	s.errMasks = s.buildVocab(words, shapes)
 	s.pre = make([]preSig, len(s.pats))
 	for i := range s.pats {
 		c := &s.pats[i]
@@ -353,7 +345,7 @@ func (s *Set) dropGenericClauses(drop []bool, words map[uint64]typeInfo) map[uin
 	s.pats = slices.Clip(s.pats[:n])
 	oldDF, oldGroups := s.df, s.groups
 	s.defs = defs
-	sizes, _ := s.countDF() // the defs left parsed before
+	sizes, _, _ := s.countDF() // the defs left parsed before
 	if s.groups != oldGroups || !maps.Equal(s.df, oldDF) {
 		words, _ = s.compileAll(sizes, false)
 		return words
@@ -422,7 +414,7 @@ const maxSigTokens = math.MaxInt16
 // weight and postings (the signatures that have it as an anchor), then the
 // stop and common words no signature has, weighed as unknown words. words
 // are the word type infos compileAll returned.
-func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
+func (s *Set) buildVocab(words map[uint64]typeInfo, shapes wordShapes) []errMask {
 	posts := map[uint64][]posting{}
 	type word struct {
 		hash uint64
@@ -487,9 +479,8 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	// also says whether a line reads as a failure; a word no signature
 	// has weighs what unknownWeight gives it.
 	for i := range vwords {
-		vwords[i].e.failure = textFailure(vwords[i].hash) || s.shapes[vwords[i].hash]
+		vwords[i].e.failure = textFailure(vwords[i].hash) || shapes.failing[vwords[i].hash]
 	}
-	s.shapes = nil
 	for h := range errorWords {
 		if _, ok := seen[h]; !ok && textFailure(h) {
 			seen[h] = len(vwords)
@@ -505,7 +496,7 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	// "nodes").
 	var aliases [][2]uint64
 	aliased := map[uint64]bool{}
-	for form, w := range s.forms {
+	for form, w := range shapes.forms {
 		k, ok := seen[form]
 		if ok && (vwords[k].e.known || stopWords[form] || commonWords[form]) {
 			continue
@@ -516,7 +507,6 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 		}
 	}
 	slices.SortFunc(aliases, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
-	s.forms = nil
 	v := newVocab(len(vwords) + len(aliases) - len(aliased))
 	nposts := 0
 	for _, ps := range posts {
@@ -590,11 +580,26 @@ func (s *Set) buildVocab(words map[uint64]typeInfo) []errMask {
 	return errMasks
 }
 
+// wordShapes are what countDF learns of the signatures' words for
+// buildVocab.
+type wordShapes struct {
+	// forms maps other inflections of the words to the words (see
+	// inflect); buildVocab makes them aliases.
+	forms map[uint64]uint64
+	// failing are the words that read as failures by their shape
+	// (failureShape: OutOfMemoryError, EADDRINUSE): their entries say so,
+	// and the prefilter judges the shape only of words the vocabulary
+	// does not have.
+	failing map[uint64]bool
+}
+
 // countDF parses the set's defs and counts, for each literal, the groups
-// whose signatures contain it. It returns the sizes compileAll needs, or
-// the defs that do not parse, each named.
-func (s *Set) countDF() (patternSizes, error) {
+// whose signatures contain it. It returns the sizes compileAll needs and
+// the words' shapes buildVocab needs, or the defs that do not parse, each
+// named.
+func (s *Set) countDF() (patternSizes, wordShapes, error) {
 	var sizes patternSizes
+	var shapes wordShapes
 	var errs []error
 	s.df = make(map[uint64]int32)
 	seen := make(map[string]map[uint64]bool)
@@ -613,12 +618,12 @@ func (s *Set) countDF() (patternSizes, error) {
 				seen[g][t.Hash] = true
 				if s.df[t.Hash] == 0 && !t.Placeholder {
 					w := p.Text[t.Start:t.End]
-					s.forms = inflect(w, t.Hash, s.forms)
+					shapes.forms = inflect(w, t.Hash, shapes.forms)
 					if failureShape(w) {
-						if s.shapes == nil {
-							s.shapes = map[uint64]bool{}
+						if shapes.failing == nil {
+							shapes.failing = map[uint64]bool{}
 						}
-						s.shapes[t.Hash] = true
+						shapes.failing[t.Hash] = true
 					}
 				}
 				s.df[t.Hash]++
@@ -632,7 +637,7 @@ func (s *Set) countDF() (patternSizes, error) {
 		}
 	}
 	s.groups = len(seen)
-	return sizes, errors.Join(errs...)
+	return sizes, shapes, errors.Join(errs...)
 }
 
 // wordWeight is a literal's weight: its prior times 1 + ln((N+1)/(df+1)).
@@ -924,7 +929,7 @@ func keyedName(p *Pattern, i int) bool {
 			return false
 		}
 		rest := strings.TrimLeft(p.Text[t.End:], ".;,")
-		return rest == "" || contextCut("x "+rest) == "x"
+		return rest == "" || contextStarts(" "+rest)
 	}
 	return false
 }

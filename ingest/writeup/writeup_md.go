@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -408,7 +408,7 @@ func (d *mdDoc) onlyLogs() []sigCandidate {
 		}
 		rs = append(rs, ranked{c, patterns.ErrorWords(c.text)})
 	}
-	sort.SliceStable(rs, func(i, j int) bool { return rs[i].hint > rs[j].hint })
+	slices.SortStableFunc(rs, func(a, b ranked) int { return b.hint - a.hint })
 	var out []sigCandidate
 	for _, r := range rs[:min(len(rs), maxOnlyLogs)] {
 		if r.hint == 0 && rs[0].hint > 0 {
