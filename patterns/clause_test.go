@@ -157,6 +157,38 @@ func TestLevelStandsForTheSignaturesLevelWord(t *testing.T) {
 	if ms := s.Match(`db-1  | 2025-11-06 22:31:17.241 UTC [114824] LOG:  out of shared memory`, nil); len(ms) > 0 {
 		t.Errorf("a LOG line matched: %v", ms)
 	}
+	// A client library prints the server's error under its exception
+	// class, without the level: the class marks the failure as the level
+	// did.
+	for _, l := range []string{`asyncpg.exceptions.OutOfMemoryError: out of shared memory`, `OperationalError: out of shared memory`} {
+		if ms := s.Match(l, nil); len(ms) == 0 || ms[0].Sig != 0 {
+			t.Errorf("%q: %v, want signature 0", l, ms)
+		}
+	}
+	if ms := s.Match(`note: out of shared memory`, nil); len(ms) > 0 {
+		t.Errorf("a line with neither level nor class matched: %v", ms)
+	}
+}
+
+// A level stands only for the level word: a signature with another error
+// word ("Deadlock") needs one of its error words, whatever the line's
+// level or class.
+func TestLevelDoesNotStandForOtherErrorWords(t *testing.T) {
+	s, err := Compile([]Def{{ID: "a", Group: "g", Text: `Error 1213: Deadlock found when trying to get lock; try restarting transaction`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{
+		`2024-05-02 10:11:12 ERROR Lock wait timeout exceeded; try restarting transaction`,
+		`ER_LOCK_WAIT_TIMEOUT: Lock wait timeout exceeded; try restarting transaction`,
+	} {
+		if ms := s.MatchMode(l, Stream, 0.3, nil); len(ms) > 0 {
+			t.Errorf("%q matched the deadlock at %.2f", l, ms[0].Score)
+		}
+	}
+	if ms := s.Match(`2024-05-02 10:11:12 ERROR 1213 (40001): Deadlock found when trying to get lock; try restarting transaction`, nil); len(ms) == 0 {
+		t.Error("the deadlock itself did not match")
+	}
 }
 
 // The same exception class with another message is another failure: the

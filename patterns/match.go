@@ -136,6 +136,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	sc.touched = sc.touched[:0]
 	var lineW, lineLit, lineMask, unknown, pendHi, pendLo float32
 	var lineErr errMask
+	shaped := false // a word says the line is a failure by its shape
 	sc.tword, sc.anchorIDs = sc.tword[:0], sc.anchorIDs[:0]
 	for i := range sc.toks {
 		t := &sc.toks[i]
@@ -145,10 +146,11 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 		if id >= 0 {
 			e = &s.vocab.entries[id]
 			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
-		} else if !sc.fails && t.Kind == KindWord && t.End-t.Start >= 5 {
+			shaped = shaped || e.shaped
+		} else if !shaped && t.Kind == KindWord && t.End-t.Start >= 5 && failureShape(text[t.Start:t.End]) {
 			// A word the vocabulary has had its shape judged when the
 			// set was built (see wordShapes).
-			sc.fails = failureShape(text[t.Start:t.End])
+			sc.fails, shaped = true, true
 		}
 		if t.Kind == kindPending {
 			if e == nil || !e.known {
@@ -194,6 +196,14 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	// them, and most signatures have error words. A line of warning level
 	// or above reads them all: its prefix may have taken its error word
 	// (see compiled.levelWord).
+	// An exception's class or an errno name marks a failure as a level
+	// does: "DatabaseError: out of shared memory" is the signature
+	// "ERROR:  out of shared memory" printed through a client library,
+	// and meets its error gate (see compiled.levelWord) as an error-level
+	// line would.
+	if shaped && sc.level < LevelError {
+		sc.level = LevelError
+	}
 	noErr := lineErr == errMask{}
 	sc.lineErr = !noErr
 	skipErr := noErr && sc.level < LevelWarn
@@ -701,7 +711,7 @@ func (s *Set) creditOf(st sigToken, t Token) float32 {
 // levelMet reports whether a line of level l has the error word that
 // names a level in the signature (see compiled.levelWord).
 func (c *compiled) levelMet(l Level) bool {
-	return c.levelWord != LevelUnknown && l >= c.levelWord
+	return c.levelWord != LevelUnknown && l >= c.levelWord && !c.otherErr
 }
 
 // inflectionCredit is what a line's word gets for another inflection of

@@ -149,6 +149,11 @@ type compiled struct {
 	// ("... UTC [114824] ERROR:  out of shared memory" reads "out of
 	// shared memory" at level error).
 	levelWord Level
+	// otherErr: it has an error word besides those that name a level
+	// ("Error 1213: Deadlock found ..."). Such a line must have one of its
+	// error words, whatever its level: a lock wait timeout at level error
+	// is no deadlock.
+	otherErr bool
 	// classTok is 1 + the position among its tokens of the last exception
 	// or error class it names with a message after it ("…OutOfMemoryError:
 	// Direct buffer memory"), or 0. See otherMessage.
@@ -479,7 +484,8 @@ func (s *Set) buildVocab(words map[uint64]typeInfo, shapes wordShapes) []errMask
 	// also says whether a line reads as a failure; a word no signature
 	// has weighs what unknownWeight gives it.
 	for i := range vwords {
-		vwords[i].e.failure = textFailure(vwords[i].hash) || shapes.failing[vwords[i].hash]
+		vwords[i].e.shaped = shapes.failing[vwords[i].hash]
+		vwords[i].e.failure = textFailure(vwords[i].hash) || vwords[i].e.shaped
 	}
 	for h := range errorWords {
 		if _, ok := seen[h]; !ok && textFailure(h) {
@@ -694,6 +700,7 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 	buf.typ, buf.pos, buf.types = typ, pos, types
 	repeat := buf.repeatedRuns(len(types))
 	c.tok = int32(len(s.toks))
+	var levelTypes []int32 // the types of the error words that name a level
 	for k, ti := range typ {
 		if repeat[k] {
 			continue
@@ -705,8 +712,11 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 			c.classTok = int16(len(s.toks) - int(c.tok))
 		}
 		if t.Kind == KindWord && !t.Placeholder && errorWords[t.Hash] && levelMarker(p, int(pos[k])) {
-			if l := ParseLevel(p.Text[t.Start:t.End]); l >= LevelWarn && (c.levelWord == LevelUnknown || l < c.levelWord) {
-				c.levelWord = l
+			if l := ParseLevel(p.Text[t.Start:t.End]); l >= LevelWarn {
+				if c.levelWord == LevelUnknown || l < c.levelWord {
+					c.levelWord = l
+				}
+				levelTypes = append(levelTypes, ti)
 			}
 		}
 	}
@@ -746,9 +756,12 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 		}
 	}
 	nd := int16(0)
-	for _, ti := range types {
+	for k, ti := range types {
 		c.total += ti.weight
 		c.hasErr = c.hasErr || ti.isErr
+		if ti.isErr && !slices.Contains(levelTypes, int32(k)) {
+			c.otherErr = true
+		}
 		if ti.distinct {
 			nd++
 		}

@@ -20,6 +20,7 @@ type vocabEntry struct {
 	anchor         bool
 	isErr          bool
 	failure        bool  // the word says a line reports a failure (textFailure)
+	shaped         bool  // it does so by its shape (failureShape: OutOfMemoryError)
 	errBit         uint8 // this error word's bit in error masks (isErr only)
 	postOff, postN int32
 }
