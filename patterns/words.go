@@ -213,7 +213,7 @@ func compoundFailure(s string) bool {
 var weakErrorWords = hashSet(
 	"not", "no", "too", "many", "full", "space", "limit", "loop", "unknown", "closed",
 	"detected", "exit", "exited", "terminated", "quota", "wrong", "bad", "stale", "alert",
-	"kill", "reset", "lost", "dropped", "blocked", "conflict", "crit", "critical", "low",
+	"kill", "reset", "lost", "dropped", "conflict", "crit", "critical", "low",
 	"slow", "pressure", "evict",
 )
 

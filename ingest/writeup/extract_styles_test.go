@@ -31,6 +31,8 @@ func TestSignaturesFromEveryStyle(t *testing.T) {
 			"BUSY Redis is busy running a script"},
 		{"Redis error reply in curly quotes", "The sessions cache refused every read with “MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.” until the link came back.\n",
 			"MASTERDOWN Link with MASTER is down"},
+		{"kernel hung-task warning at INFO beside the kernel's hint", "# NFS server hangs\n\nThe kernel printed `[  612.004711] INFO: task nfsd:2811 blocked for more than 120 seconds.` and then “\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\" disables this message.” for every nfsd thread.\n",
+			"blocked for more than"},
 		{"kubectl output under a command", "# OOM\n\n```console\nkubectl get pods\nNAME        READY   STATUS      RESTARTS   AGE\napi-7d9f8b  0/1     OOMKilled   4          2m\n```\n",
 			"OOMKilled"},
 	}
