@@ -9,8 +9,10 @@ import (
 )
 
 // libraryHeader matches an incident-library entry header:
-// "IL-0087 Fyra Labs · 2023-04-09kubernetesnetworking".
-var libraryHeader = regexp.MustCompile(`^\s*([A-Z][A-Z0-9]{0,7}-\d{1,7})\s+(.*?)\s*[·•|]\s*(\d{4}-\d{2}-\d{2})\s*(.*?)\s*$`)
+// "IL-0087 Fyra Labs · 2023-04-09kubernetesnetworking". Ids with a date or
+// a sequence of their own in them ("INC-2022-0315", "SEC-2021-07-A") are
+// ids too.
+var libraryHeader = regexp.MustCompile(`^\s*([A-Z][A-Z0-9]{0,7}-\d{1,7}(?:-[A-Z0-9]{1,8}){0,3})\s+(.*?)\s*[·•|]\s*(\d{4}-\d{2}-\d{2})\s*(.*?)\s*$`)
 
 // libraryField matches "Symptom ? ...", "Root cause ? Not stated" (the "?"
 // is an icon the scrape lost; ":" and "•" also occur).
