@@ -225,3 +225,42 @@ func TestCauseAndFixUnderTheHeadingsPeopleWrite(t *testing.T) {
 		}
 	}
 }
+
+// An incident library's ids may carry a date or a sequence of their own
+// ("INC-2022-0315"): the entry is still an entry, its pasted line a
+// signature, its fields its cause and fix.
+func TestLibraryEntryWithACompoundID(t *testing.T) {
+	doc := "INC-2023-0412 Ledger · 2023-04-12 mysql laravel\n\nThe nightly import failed now and then. Its log:\n\nSQLSTATE[40001]: Serialization failure: 1213 Deadlock found when trying to get lock; try restarting transaction\n\nSymptom ? import jobs fail with 1213\nRoot cause ? two workers upserting the same rows in different orders\nFix ? sort the keys, retry on 1213\n"
+	incs, err := ParseWriteup("import.txt", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := incs[0]
+	if inc.ID != "INC-2023-0412" || inc.Organisation != "Ledger" || inc.Date != "2023-04-12" {
+		t.Errorf("header = %q %q %q, want INC-2023-0412 Ledger 2023-04-12", inc.ID, inc.Organisation, inc.Date)
+	}
+	if len(inc.Signatures) != 1 || !strings.Contains(inc.Signatures[0].Text, "Deadlock found when trying to get lock") {
+		t.Errorf("signatures = %+v, want the pasted line", inc.Signatures)
+	}
+	if !strings.Contains(inc.RootCause, "different orders") {
+		t.Errorf("root cause = %q, want the field's", inc.RootCause)
+	}
+}
+
+// A log line pasted without a fence, as a paragraph of its own under a
+// lead-in ("The worker log:"), is a signature; a sentence of prose under a
+// lead-in is not.
+func TestUnfencedLineUnderALeadIn(t *testing.T) {
+	doc := "# Builds die\n\nEvery build died a minute in. The worker log:\n\n[2021-09-03 12:36:57,381: ERROR/MainProcess] Task handler raised error: WorkerLostError('Worker exited prematurely: signal 9 (SIGKILL) Job: 348.')\n\nWhat we found:\n\nThe container was killed because its `memory` limit was too low for the failed solver.\n\nAnd then:\n\nThe node ran out of inodes on /var/lib/docker after the failed upgrade of the runtime.\n\nWe raised the limit.\n"
+	incs, err := ParseWriteup("w.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range incs[0].Signatures {
+		got = append(got, s.Text)
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "WorkerLostError('Worker exited prematurely") {
+		t.Errorf("signatures = %q, want only the pasted worker log line", got)
+	}
+}

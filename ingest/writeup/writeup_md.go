@@ -36,6 +36,9 @@ type mdDoc struct {
 	refs     []kb.Ref
 	date     string
 	firstPar string
+	// leadIn: the last block was a paragraph that leads in to what comes
+	// next ("The worker log:").
+	leadIn bool
 }
 
 type heading struct {
@@ -183,6 +186,10 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 	if !entering {
 		return ast.WalkContinue, nil
 	}
+	leadIn := d.leadIn
+	if n.Type() == ast.TypeBlock {
+		d.leadIn = false
+	}
 	switch n := n.(type) {
 	case *ast.Heading:
 		d.addHeading(n)
@@ -197,10 +204,18 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if d.addLineHeading(n) {
 			return ast.WalkSkipChildren, nil
 		}
-		if inBlockquote(n) {
-			d.addQuotedBlock(n)
+		switch {
+		case inBlockquote(n):
+			d.addQuotedBlock(n, looksLogged)
+		case leadIn && n.Lines().Len() <= maxPastedLines:
+			// A log line pasted as a paragraph of its own under a lead-in,
+			// without a fence: it must have a log line's shape, since
+			// prose follows lead-ins too.
+			d.addQuotedBlock(n, pastedShaped)
 		}
 		d.addProse(n)
+		raw := strings.TrimSpace(string(joinSegments(n.Lines(), d.src)))
+		d.leadIn = !inBlockquote(n) && strings.HasSuffix(raw, ":")
 	case *ast.HTMLBlock:
 		if inBlockquote(n) {
 			d.addQuotedHTML(n)
@@ -433,13 +448,13 @@ func inBlockquote(n ast.Node) bool {
 // people quote a log line as often as they fence it. Each line (wrapped
 // continuation lines joined) that reads like an error is a candidate, as a
 // log block's lines are; prose in a blockquote rarely does.
-func (d *mdDoc) addQuotedBlock(n ast.Node) {
+func (d *mdDoc) addQuotedBlock(n ast.Node, logged func(string) bool) {
 	lines := linesOf(n.Lines(), d.src)
 	sec := d.section()
 	var logs []string
 	for _, e := range logEntries(lines) {
 		e = strings.TrimSpace(strings.TrimLeft(e, "> "))
-		if isCommandLine(e) || !looksLogged(e) {
+		if isCommandLine(e) || !logged(e) {
 			continue
 		}
 		before := len(d.cands)
@@ -457,15 +472,46 @@ func (d *mdDoc) addQuotedBlock(n ast.Node) {
 // blockquote: a log line has a prefix (level, timestamp, klog), an error
 // identifier, a colon-separated message, or no sentence ending.
 func looksLogged(s string) bool {
+	if logShaped(s) {
+		return true
+	}
+	t := strings.TrimSpace(s)
+	return !strings.HasSuffix(t, ".") || len(strings.Fields(t)) <= 8
+}
+
+// maxPastedLines is the most lines a paragraph pasted under a lead-in has:
+// a longer one is prose.
+const maxPastedLines = 3
+
+// pastedShaped reports a line of a paragraph that may be a pasted log
+// line: without the inline code marks of prose, with a prefix or a
+// colon-separated message, or with a log line's other marks where it is
+// not a sentence.
+func pastedShaped(s string) bool {
+	if strings.Contains(s, "`") {
+		return false
+	}
+	p := patterns.Prepare(s)
+	t := strings.TrimSpace(s)
+	switch {
+	case p.Level > 0 || len(p.Text) < len(s) || strings.Contains(t, ": "):
+		return true
+	case strings.HasSuffix(t, ".") && len(strings.Fields(t)) > 8:
+		return false // a sentence
+	}
+	return logShaped(s)
+}
+
+// logShaped reports a line with a log line's marks: a prefix (level,
+// timestamp, klog), a colon-separated message, brackets, braces, a key=value,
+// a path or an identifier with an underscore.
+func logShaped(s string) bool {
 	p := patterns.Prepare(s)
 	if p.Level > 0 || len(p.Text) < len(s) {
 		return true
 	}
 	t := strings.TrimSpace(s)
-	if strings.Contains(t, ": ") || strings.ContainsAny(t, "[]{}=_/") {
-		return true
-	}
-	return !strings.HasSuffix(t, ".") || len(strings.Fields(t)) <= 8
+	return strings.Contains(t, ": ") || strings.ContainsAny(t, "[]{}=_/")
 }
 
 // addQuotedHTML reads raw HTML quoted in a blockquote (a server's error
