@@ -219,3 +219,29 @@ func TestAnotherMessageOfTheSameClassScoresHalf(t *testing.T) {
 		t.Errorf("another missing class: %+v, want signature 1, not halved", ms)
 	}
 }
+
+// Another exception class where the signature's stands, with nothing of
+// the signature after it matched, is another failure in the same wrapper;
+// a server's error under another client's class is the same failure.
+func TestAnotherClassInTheSameWrapperScoresHalf(t *testing.T) {
+	defs := []Def{
+		{ID: "a", Group: "recursion", Text: `Exception in thread "main" java.lang.StackOverflowError`},
+		{ID: "b", Group: "replica", Text: `ReplyError: READONLY You can't write against a read only replica.`},
+	}
+	s, err := Compile(defs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := `Exception in thread "pool-1-thread-8" java.lang.OutOfMemoryError: Java heap space`
+	if ms := s.MatchMode(l, Stream, 0.1, nil); len(ms) == 0 || ms[0].Sig != 0 || !ms[0].OtherClass || ms[0].Score >= DefaultMinScore {
+		t.Errorf("%q: %+v, want signature 0 halved below the threshold for another class", l, ms)
+	} else if ex := s.Explain(l, ms[0]); !strings.Contains(strings.Join(ex.Notes, " "), "another exception class") {
+		t.Errorf("explanation notes %q: want the halving explained", ex.Notes)
+	}
+	if ms := s.Match(`Exception in thread "worker-3" java.lang.StackOverflowError`, nil); len(ms) == 0 || ms[0].OtherClass {
+		t.Errorf("the signature's own class in another thread: %+v", ms)
+	}
+	if ms := s.Match(`redis.exceptions.ReadOnlyError: READONLY You can't write against a read only replica.`, nil); len(ms) == 0 || ms[0].Sig != 1 || ms[0].OtherClass {
+		t.Errorf("the server's error through another client: %+v, want signature 1, not halved", ms)
+	}
+}

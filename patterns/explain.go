@@ -133,6 +133,9 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	if m.OtherMessage {
 		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line gives %s another message than the signature", sigTokenText(c, pat, int(c.classTok-1))))
 	}
+	if m.OtherClass {
+		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line names another exception class where the signature has %s", sigTokenText(c, pat, int(c.lastClass-1))))
+	}
 	return ex
 }
 

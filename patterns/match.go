@@ -384,6 +384,10 @@ func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, ds
 			m.Score *= negationFactor
 			m.OtherMessage = true
 		}
+		if float32(m.Score) >= min && c.lastClass > 0 && s.otherClass(c, text, sc) {
+			m.Score *= negationFactor
+			m.OtherClass = true
+		}
 		if f := float32(m.Score); f >= min {
 			if f >= 1 && (perfect < 0 || x.sig < perfect) {
 				perfect = x.sig
@@ -913,6 +917,32 @@ func (s *Set) otherMessage(c *compiled, text string, sc *scratch) bool {
 	h := s.toks[c.tok+ct].hash
 	for _, t := range sc.toks {
 		if t.Hash == h && int(t.End) < len(text) && text[t.End] == ':' && plainWords(text[t.End+1:]) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// otherClass reports whether the line names another exception class
+// where the signature's last class stands, with nothing of the signature
+// after it matched: "Exception in thread "main"
+// java.lang.OutOfMemoryError: Java heap space" shares the JVM's header
+// with "Exception in thread "main" java.lang.StackOverflowError", not the
+// failure. Where the signature's message after the class matches
+// ("MongoError: Authentication failed" in "MongoServerError: bad auth :
+// Authentication failed"), the same server error came through another
+// client, and the class does not count. It reads the chain of the
+// signature's alignment (score has just made it).
+func (s *Set) otherClass(c *compiled, text string, sc *scratch) bool {
+	ct := int32(c.lastClass - 1)
+	for k := sc.chain; k >= 0; k = sc.pred[k] {
+		if sc.pairs[k].i >= ct {
+			return false // the class or some of what follows it is there
+		}
+	}
+	h := s.toks[c.tok+ct].hash
+	for _, t := range sc.toks {
+		if t.Kind == KindWord && t.Hash != h && errorClassName(text[t.Start:t.End]) {
 			return true
 		}
 	}

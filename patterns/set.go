@@ -71,6 +71,10 @@ type Match struct {
 	// OtherMessage is set when the line names the signature's exception
 	// class with another message, and the score was halved for it.
 	OtherMessage bool
+	// OtherClass is set when the line names another exception class where
+	// the signature's was the last of it to match, and the score was
+	// halved for it.
+	OtherClass bool
 }
 
 // Set is an immutable, compiled set of signatures. It is safe for
@@ -158,6 +162,10 @@ type compiled struct {
 	// or error class it names with a message after it ("…OutOfMemoryError:
 	// Direct buffer memory"), or 0. See otherMessage.
 	classTok  int16
+	// lastClass is 1 + the position among its tokens of the last
+	// exception or error class it names, message or not, or 0. See
+	// otherClass.
+	lastClass int16
 	maskOff   [numKinds + 1]uint16 // kind k's positions are the masked positions [maskOff[k]:maskOff[k+1]]
 	maskTypes [numKinds]uint16     // number of mask types of each kind
 }
@@ -710,6 +718,9 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 		c.hasNeg = c.hasNeg || t.Kind == KindWord && isNegation(t.Hash)
 		if t.Kind == KindWord && !t.Placeholder && classWithMessage(p.Text, t) {
 			c.classTok = int16(len(s.toks) - int(c.tok))
+		}
+		if t.Kind == KindWord && !t.Placeholder && errorClassName(p.Text[t.Start:t.End]) {
+			c.lastClass = int16(len(s.toks) - int(c.tok))
 		}
 		if t.Kind == KindWord && !t.Placeholder && errorWords[t.Hash] && levelMarker(p, int(pos[k])) {
 			if l := ParseLevel(p.Text[t.Start:t.End]); l >= LevelWarn {
