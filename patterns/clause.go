@@ -83,10 +83,16 @@ func Clauses(example string) []string {
 // and the rest, and their JDBC spelling "Where: ", "Detail: "), the request
 // (nginx's ", client: 10.0.0.1, server: …"), the scheduler's account of
 // preemption after why a pod does not fit (". preemption: 0/3 nodes are
-// available: 3 Preemption is not helpful for scheduling."). Another
-// occurrence has another context, or none.
+// available: 3 Preemption is not helpful for scheduling."), the advice a
+// runtime adds after the error's first sentence (Kafka's "… to another
+// member. This means that the time between subsequent calls to poll() …
+// You can address this either by …", Spring's ". Consider defining a bean
+// …"). Another occurrence has another context, or none, and another
+// version words its advice otherwise.
 var contextMarkers = []string{" (SQL: ", ", client: ", " DETAIL: ", " DETAIL:  ", " HINT: ", " HINT:  ", " STATEMENT: ", " STATEMENT:  ", " CONTEXT: ",
-	" Where: ", " Detail: ", " Hint: ", " Position: ", " preemption: "}
+	" Where: ", " Detail: ", " Hint: ", " Position: ", " preemption: ",
+	". This means ", ". You can ", ". You might ", ". You may ", ". Please ", ". Consider ", ". Try ", ". See ", ". Check ",
+	". Make sure ", ". Is there ", ". Did you ", ". To fix "}
 
 // contextStarts reports whether s opens with a context marker.
 func contextStarts(s string) bool {

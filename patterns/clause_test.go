@@ -42,6 +42,10 @@ func TestClauses(t *testing.T) {
 	if cs := Clauses(`Warning  FailedScheduling  12s  default-scheduler  0/3 nodes are available: 3 pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`); slices.ContainsFunc(cs, func(c string) bool { return strings.Contains(c, "Preemption") }) {
 		t.Errorf("clauses %q: one is the preemption account", cs)
 	}
+	// The advice after the error's first sentence is context too: another
+	// version words it otherwise.
+	f(`org.apache.kafka.clients.consumer.CommitFailedException: Commit cannot be completed since the group has already rebalanced and assigned the partitions to another member. This means that the time between subsequent calls to poll() was longer than the configured max.poll.interval.ms. You can address this either by increasing max.poll.interval.ms or by reducing max.poll.records.`,
+		`org.apache.kafka.clients.consumer.CommitFailedException: Commit cannot be completed since the group has already rebalanced and assigned the partitions to another member`)
 	// A name is not a distinctive word: a clause needs two besides it.
 	f(`Error: user "7f3a9c": forbidden`)
 	// Too short to stand alone.
