@@ -161,7 +161,7 @@ type compiled struct {
 	// classTok is 1 + the position among its tokens of the last exception
 	// or error class it names with a message after it ("…OutOfMemoryError:
 	// Direct buffer memory"), or 0. See otherMessage.
-	classTok  int16
+	classTok int16
 	// lastClass is 1 + the position among its tokens of the last
 	// exception or error class it names, message or not, or 0. See
 	// otherClass.
