@@ -366,7 +366,32 @@ func timestampLevelPrefix(s string) (int, Level) {
 		j = bracketedPID(s, j) // calico's "[ERROR][41]"
 		return springHeader(s, skipSpaces(s, j)), lvl
 	}
+	if lvl := capnslogLevel(s, i); lvl != LevelUnknown {
+		return i + len("W | "), lvl
+	}
 	return i, 0
+}
+
+// capnslogLevel reads the level letter and bar that etcd (up to 3.3) and
+// other capnslog users print after the time: "2016-12-22 17:00:29.475936 W
+// | rafthttp: ...".
+func capnslogLevel(s string, i int) Level {
+	if i+4 > len(s) || s[i+1:i+4] != " | " {
+		return LevelUnknown
+	}
+	switch s[i] {
+	case 'C':
+		return LevelFatal
+	case 'E':
+		return LevelError
+	case 'W':
+		return LevelWarn
+	case 'N', 'I':
+		return LevelInfo
+	case 'D':
+		return LevelDebug
+	}
+	return LevelUnknown
 }
 
 // levelWord reads a level at i: bare, with a colon ("FATAL:  ", as

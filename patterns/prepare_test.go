@@ -26,6 +26,7 @@ func TestPrepare(t *testing.T) {
 		{"journald iso", `2024-04-12T03:12:45+0000 worker-2 containerd[880]: failed to reserve sandbox name`, `failed to reserve sandbox name`, LevelUnknown},
 		{"logrus", `time="2024-04-12T03:12:45.120931Z" level=error msg="Failed to destroy network" error="boom"`, `msg="Failed to destroy network" error="boom"`, LevelError},
 		{"cri file", `2024-04-12T03:12:45.120931Z stderr F panic: assignment to entry in nil map`, `panic: assignment to entry in nil map`, LevelUnknown},
+		{"etcd's capnslog", `2016-12-22 17:00:29.475936 W | rafthttp: the clock difference against peer 5bd0394181f126dd is too high [10.449391606s > 1s]`, `rafthttp: the clock difference against peer 5bd0394181f126dd is too high [10.449391606s > 1s]`, LevelWarn},
 		{"calico", `2024-04-12 03:12:45.120 [ERROR][41] plugin.go 580: Final result of CNI ADD was an error.`, `plugin.go 580: Final result of CNI ADD was an error.`, LevelError},
 		{"docker json", `{"log":"E0412 03:12:45.120931 1 main.go:1] \"dial tcp 10.0.0.1:443: i/o timeout\"\n","stream":"stderr","time":"2024-04-12T03:12:45Z"}`, `"dial tcp 10.0.0.1:443: i/o timeout"`, LevelError},
 		{"app json with error field", `{"level":"error","msg":"cannot connect","error":"dial tcp 10.0.0.5:6379: connect: connection refused"}`, `cannot connect: dial tcp 10.0.0.5:6379: connect: connection refused`, LevelError},
