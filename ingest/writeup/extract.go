@@ -412,8 +412,13 @@ func quotedError(q string) bool {
 }
 
 // errorText reports whether text reads like an error message worth a
-// signature: failure evidence and enough tokens.
+// signature: failure evidence and enough tokens, or a qualified exception
+// class alone, as a stack trace's first line prints it
+// ("java.util.ConcurrentModificationException").
 func errorText(s string, minTokens int) bool {
+	if t := strings.TrimSpace(s); strings.Contains(t, ".") && !strings.ContainsAny(t, " \t") && patterns.ErrorClassName(t) {
+		return true
+	}
 	p := patterns.Prepare(s)
 	if len(patterns.Tokenize(p.Text, nil)) < minTokens {
 		return false

@@ -264,3 +264,73 @@ func TestUnfencedLineUnderALeadIn(t *testing.T) {
 		t.Errorf("signatures = %q, want only the pasted worker log line", got)
 	}
 }
+
+// Teams number incidents in many forms: lower case, with a hash, with a
+// hex suffix. Each is an entry; a sentence with a date is not.
+func TestLibraryIDForms(t *testing.T) {
+	for _, c := range []struct{ header, id string }{
+		{"ir-2015-031 Collab/Files · 2015-02-16 mysql disk", "ir-2015-031"},
+		{"SEV3#5521 API-Gateway · 2025-12-10 redis cluster", "SEV3#5521"},
+		{"OPS-7f3a Mobile/Android · 2020-05-07 java", "OPS-7f3a"},
+	} {
+		doc := c.header + "\n\nThe upgrade stopped halfway. Its output:\n\nERROR 1114 (HY000) at line 9752: The table 'wp_posts' is full\n\nSymptom → upgrade fails with 1114\nRoot cause -> the datadir's volume was full\nFix ? freed space, re-ran it\nFollow-up ? alert on disk at 85%\n"
+		if !IsLibrary([]byte(doc)) {
+			t.Errorf("%q: not read as an incident library", c.header)
+			continue
+		}
+		incs, err := ParseWriteup("w.txt", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inc := incs[0]
+		if inc.ID != c.id || len(inc.Signatures) != 1 {
+			t.Errorf("%q: id %q, signatures %+v; want %q and the pasted line", c.header, inc.ID, inc.Signatures, c.id)
+		}
+		if inc.RootCause != "the datadir's volume was full" || !strings.Contains(inc.Fix, "freed space") {
+			t.Errorf("%q: cause %q, fix %q: want the fields after an arrow too", c.header, inc.RootCause, inc.Fix)
+		}
+		if strings.Contains(inc.Symptoms, "85%") || !strings.Contains(inc.Lessons, "85%") {
+			t.Errorf("%q: symptoms %q, lessons %q: a follow-up is a lesson", c.header, inc.Symptoms, inc.Lessons)
+		}
+	}
+	if IsLibrary([]byte("Re-run · 2024-01-02 of the nightly job\n\nIt failed again.\n")) {
+		t.Error("a sentence with a date was read as an entry header")
+	}
+}
+
+// An entry with no error text learns the quiet line it pasted (etcd's
+// warning has no error word), and a stack trace's first line is error
+// text though it is one word.
+func TestLibraryEntryLearnsItsQuietPastedLine(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"2016-12-22 17:00:29.475936 W | rafthttp: the clock difference against peer 5bd0394181f126dd is too high [10.449391606s > 1s]", "the clock difference against peer"},
+		{"java.util.ConcurrentModificationException", "java.util.ConcurrentModificationException"},
+	} {
+		doc := "INC-2291 Platform · 2016-12-22 etcd\n\nThe logs filled up, every 30 seconds, with:\n\n" + c.line + "\n\nSymptom ? the warning above\nRoot cause ? one host's clock was off\n"
+		incs, err := ParseWriteup("w.txt", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sigs := incs[0].Signatures; len(sigs) != 1 || !strings.Contains(sigs[0].Text, c.want) {
+			t.Errorf("signatures %+v, want the pasted %q", sigs, c.want)
+		}
+	}
+}
+
+// A list item under an item that leads in ("top line:") is a pasted line
+// when it has a log line's firm marks (a level in capitals, a class);
+// prose items under a lead-in are not.
+func TestNestedListItemUnderALeadIn(t *testing.T) {
+	doc := "# Stats page down\n\nObserved:\n\n- the page shows an exception dump, top line:\n  - Exception: PG::QueryCanceled: ERROR: canceling statement due to statement timeout\n- what we checked:\n  - disk: fine, the pool was not exhausted by leaked connections\n\nCause: the query outgrew statement_timeout.\n"
+	incs, err := ParseWriteup("w.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range incs[0].Signatures {
+		got = append(got, s.Text)
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "canceling statement due to statement timeout") {
+		t.Errorf("signatures = %q, want only the pasted exception line", got)
+	}
+}

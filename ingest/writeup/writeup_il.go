@@ -9,14 +9,23 @@ import (
 )
 
 // libraryHeader matches an incident-library entry header:
-// "IL-0087 Fyra Labs · 2023-04-09kubernetesnetworking". Ids with a date or
-// a sequence of their own in them ("INC-2022-0315", "SEC-2021-07-A") are
-// ids too.
-var libraryHeader = regexp.MustCompile(`^\s*([A-Z][A-Z0-9]{0,7}-\d{1,7}(?:-[A-Z0-9]{1,8}){0,3})\s+(.*?)\s*[·•|]\s*(\d{4}-\d{2}-\d{2})\s*(.*?)\s*$`)
+// "IL-0087 Fyra Labs · 2023-04-09kubernetesnetworking". Ids come in the
+// forms teams number incidents in: with a date or a sequence of their own
+// ("INC-2022-0315", "SEC-2021-07-A"), in lower case ("ir-2015-031"), with
+// a hash ("SEV3#5521") or a hex suffix ("OPS-7f3a"); an id has a digit
+// (see isLibraryHeader).
+var libraryHeader = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9]{0,7}[-#][A-Za-z0-9]{1,8}(?:[-#][A-Za-z0-9]{1,8}){0,3})\s+(.*?)\s*[·•|]\s*(\d{4}-\d{2}-\d{2})\s*(.*?)\s*$`)
 
 // libraryField matches "Symptom ? ...", "Root cause ? Not stated" (the "?"
 // is an icon the scrape lost; ":" and "•" also occur).
-var libraryField = regexp.MustCompile(`(?i)^\s*(symptoms?|root causes?|impact|trigger|triggers|fix|resolution|detection|mitigation|duration|services?)\s*[?:：•\-–]\s*(.*)$`)
+var libraryField = regexp.MustCompile(`(?i)^\s*(symptoms?|root causes?|impact|trigger|triggers|fix|resolution|detection|mitigation|duration|services?|follow-ups?|next steps?|lessons?|notes?|verify|verification)\s*(?:->|=>|[?:：•\-–→])\s*(.*)$`)
+
+// isLibraryHeader reports an entry header (libraryHeader) whose id has a
+// digit: "Re-run · 2024-01-02" is a sentence.
+func isLibraryHeader(l string) bool {
+	m := libraryHeader.FindStringSubmatch(l)
+	return m != nil && strings.ContainsAny(m[1], "0123456789")
+}
 
 // IsLibrary reports whether data looks like incident-library text: its
 // first non-empty line is an entry header.
@@ -25,7 +34,7 @@ func IsLibrary(data []byte) bool {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		return libraryHeader.MatchString(line)
+		return isLibraryHeader(line)
 	}
 	return false
 }
@@ -36,7 +45,7 @@ func ParseLibrary(name string, data []byte) ([]*kb.Incident, error) {
 	var out []libEntry
 	start := -1
 	for i, l := range lines {
-		if libraryHeader.MatchString(l) {
+		if isLibraryHeader(l) {
 			if start >= 0 {
 				out = append(out, parseEntry(name, lines[start:i]))
 			}
@@ -47,7 +56,11 @@ func ParseLibrary(name string, data []byte) ([]*kb.Incident, error) {
 		out = append(out, parseEntry(name, lines[start:]))
 	}
 	for _, e := range out {
-		sigs, err := buildSignatures(e.ID, nil, e.quotes)
+		cands := e.quotes
+		if len(cands) == 0 {
+			cands = rankQuiet(e.quiet)
+		}
+		sigs, err := buildSignatures(e.ID, nil, cands)
 		if err != nil {
 			return nil, err
 		}
@@ -63,6 +76,9 @@ func ParseLibrary(name string, data []byte) ([]*kb.Incident, error) {
 type libEntry struct {
 	*kb.Incident
 	quotes []sigCandidate
+	// quiet are log lines pasted under a lead-in that do not read as
+	// failures: an entry with no error text learns them (rankQuiet).
+	quiet []sigCandidate
 }
 
 func parseEntry(name string, lines []string) libEntry {
@@ -93,6 +109,13 @@ func parseEntry(name string, lines []string) libEntry {
 			e.quotes = append(e.quotes, sigCandidate{text: t, kind: kb.SigCode, section: kb.SectionSummary})
 			e.Logs = append(e.Logs, kb.Block{Section: kb.SectionSummary, Heading: "Summary", Class: ClassLog, Lines: []string{t}})
 			continue
+		case pasted && !libraryField.MatchString(t) && pastedShaped(t) && !isCommandLine(t):
+			// A quiet line in the paste ("... W | rafthttp: the clock
+			// difference against peer ... is too high"): the log text of an
+			// entry with no error text.
+			e.quiet = append(e.quiet, sigCandidate{text: t, kind: kb.SigCode, section: kb.SectionSummary})
+			e.Logs = append(e.Logs, kb.Block{Section: kb.SectionSummary, Heading: "Summary", Class: ClassLog, Lines: []string{t}})
+			continue
 		default:
 			pasted, leadIn = false, strings.HasSuffix(t, ":")
 		}
@@ -102,7 +125,7 @@ func parseEntry(name string, lines []string) libEntry {
 			afterSep = true
 		case libraryField.MatchString(t):
 			f := libraryField.FindStringSubmatch(t)
-			e.field(strings.ToLower(f[1]), strings.TrimSpace(f[2]), &symptoms)
+			e.field(strings.ToLower(f[1]), strings.TrimSpace(f[2]), &symptoms, &lessons)
 			afterFields = true
 		case afterSep:
 			lessons = append(lessons, t)
@@ -183,8 +206,12 @@ func (e *libEntry) addQuotes(t string) {
 	}
 }
 
-func (e *libEntry) field(name, value string, symptoms *[]string) {
+func (e *libEntry) field(name, value string, symptoms, lessons *[]string) {
 	switch {
+	case strings.HasPrefix(name, "follow-up"), strings.HasPrefix(name, "next step"), strings.HasPrefix(name, "lesson"), strings.HasPrefix(name, "note"):
+		*lessons = append(*lessons, value)
+	case strings.HasPrefix(name, "verif"):
+		e.Fix = joinText(e.Fix, value)
 	case strings.HasPrefix(name, "symptom"):
 		*symptoms = append(*symptoms, splitGlued(value)...)
 	case strings.HasPrefix(name, "root cause"):

@@ -187,8 +187,14 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		return ast.WalkContinue, nil
 	}
 	leadIn := d.leadIn
-	if n.Type() == ast.TypeBlock {
-		d.leadIn = false
+	switch n.Kind() {
+	case ast.KindList, ast.KindListItem:
+		// A list item that leads in ("top line:") leads in to the items
+		// nested under it.
+	default:
+		if n.Type() == ast.TypeBlock {
+			d.leadIn = false
+		}
 	}
 	switch n := n.(type) {
 	case *ast.Heading:
@@ -207,6 +213,11 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		switch {
 		case inBlockquote(n):
 			d.addQuotedBlock(n, looksLogged)
+		case leadIn && n.Lines().Len() <= maxPastedLines && inList(n):
+			// A list item under an item that leads in ("top line:"): list
+			// items are prose more often than not, so it needs a log
+			// line's firmer marks.
+			d.addQuotedBlock(n, loggedItem)
 		case leadIn && n.Lines().Len() <= maxPastedLines:
 			// A log line pasted as a paragraph of its own under a lead-in,
 			// without a fence: it must have a log line's shape, since
@@ -406,17 +417,25 @@ const maxOnlyLogs = 3
 // affinity conflict." before the kubectl rows pasted above it. When some
 // line has such a hint, the lines without one are left out.
 func (d *mdDoc) onlyLogs() []sigCandidate {
+	var told []sigCandidate
+	for _, c := range d.quiet {
+		switch c.section {
+		case "", kb.SectionSummary, kb.SectionSymptoms, kb.SectionImpact, kb.SectionTimeline:
+			told = append(told, c)
+		}
+	}
+	return rankQuiet(told)
+}
+
+// rankQuiet returns up to maxOnlyLogs of a write-up's quiet log lines,
+// those with the most hints of a failure first (see onlyLogs).
+func rankQuiet(quiet []sigCandidate) []sigCandidate {
 	type ranked struct {
 		c    sigCandidate
 		hint int
 	}
 	var rs []ranked
-	for _, c := range d.quiet {
-		switch c.section {
-		case "", kb.SectionSummary, kb.SectionSymptoms, kb.SectionImpact, kb.SectionTimeline:
-		default:
-			continue
-		}
+	for _, c := range quiet {
 		p := patterns.Prepare(c.text)
 		if len(patterns.Tokenize(p.Text, nil)) < 4 {
 			continue
@@ -500,6 +519,41 @@ func pastedShaped(s string) bool {
 		return false // a sentence
 	}
 	return logShaped(s)
+}
+
+// inList reports whether n sits in a list item.
+func inList(n ast.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if p.Kind() == ast.KindListItem {
+			return true
+		}
+	}
+	return false
+}
+
+// loggedItem reports a list item that is a pasted log line: a prefix, a
+// level in capitals before a colon ("ERROR: canceling statement"), or an
+// exception class ("PG::QueryCanceled", "OperationalError").
+func loggedItem(s string) bool {
+	if strings.Contains(s, "`") {
+		return false
+	}
+	if p := patterns.Prepare(s); p.Level > 0 || len(p.Text) < len(s) {
+		return true
+	}
+	for _, f := range strings.Fields(s) {
+		w := strings.TrimRight(f, ":,")
+		if strings.HasSuffix(f, ":") && w == strings.ToUpper(w) && patterns.ParseLevel(w) >= patterns.LevelWarn {
+			return true
+		}
+		if i := strings.LastIndex(w, "::"); i >= 0 {
+			w = w[i+2:]
+		}
+		if patterns.ErrorClassName(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // logShaped reports a line with a log line's marks: a prefix (level,
