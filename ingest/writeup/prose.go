@@ -1,6 +1,7 @@
 package writeup
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -31,6 +32,8 @@ var (
 		{"was due to", 2}, {"were due to", 2}, {"due to", 1}, {"because", 1},
 		{"traced the failure to", 3}, {"traced the outage to", 3}, {"traced the problem to", 3},
 		{"traced the issue to", 3}, {"traced the incident to", 3}, {"traced it to", 3}, {"was traced to", 3},
+		{"cause:", 4}, {"reason:", 4}, {"the reason was", 3}, {"the reason is", 3}, {"happens because", 3}, {"happened because", 3},
+		{"the real problem", 3}, {"the actual problem", 3},
 	}
 	fixCues = []cue{
 		{"the fix was", 5}, {"we fixed", 4}, {"fixed it by", 4}, {"fixed by", 3}, {"was fixed", 3}, {"were fixed", 3},
@@ -154,6 +157,9 @@ func bestSentence(ss []sentence, cues []cue, skip map[int]bool) int {
 // cueWeight is the weight of the heaviest cue in s. A cue counts only at
 // word boundaries and not in a question ("was it caused by DNS?") or a
 // negation of the cue ("not caused by").
+// remark is a parenthesised remark and the space before it.
+var remark = regexp.MustCompile(`\s*\([^()]{0,40}\)`)
+
 func cueWeight(s string, cues []cue) int {
 	l := strings.ToLower(s)
 	if strings.HasSuffix(strings.TrimSpace(l), "?") {
@@ -162,6 +168,7 @@ func cueWeight(s string, cues []cue) int {
 	for _, p := range []string{"because of that", "because of this", "due to this", "due to that"} {
 		l = strings.ReplaceAll(l, p, "")
 	}
+	l = remark.ReplaceAllString(l, "") // "root cause (library): …"
 	w := 0
 	for _, c := range cues {
 		if c.weight <= w {

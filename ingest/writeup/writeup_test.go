@@ -243,6 +243,11 @@ func TestHeadingKind(t *testing.T) {
 	f("2. Verify Node Network Configuration", "") // a step of its parent
 	f("Option 1: Restart Flannel DaemonSet", "")
 	f("Pod Events", kb.SectionSymptoms)
+	// How people head the part that explains the failure.
+	f("what is going on", kb.SectionRootCause)
+	f("Explanation", kb.SectionRootCause)
+	f("The culprit", kb.SectionRootCause)
+	f("Why this happens", kb.SectionRootCause)
 }
 
 func TestQuotedSpansNested(t *testing.T) {
