@@ -249,3 +249,21 @@ func TestAnotherClassInTheSameWrapperScoresHalf(t *testing.T) {
 		t.Errorf("the server's error through another client: %+v, want signature 1, not halved", ms)
 	}
 }
+
+// "Can't" is "cannot": runtimes and clients print either for the same
+// failure.
+func TestCantIsCannot(t *testing.T) {
+	s, err := Compile([]Def{{ID: "a", Group: "g", Text: `Error [ERR_HTTP_HEADERS_SENT]: Cannot set headers after they are sent to the client`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{`Error: Can't set headers after they are sent to the client`, `Error: Can’t set headers after they are sent to the client`} {
+		if ms := s.Match(l, nil); len(ms) == 0 {
+			t.Errorf("%q did not match", l)
+		}
+	}
+	toks := Tokenize("can't cant can'ty", nil)
+	if len(toks) < 3 || toks[0].Hash != hashLower("cannot") || toks[1].Hash != hashLower("cant") || toks[2].Hash != hashLower("can") {
+		t.Errorf("tokens %+v: want cannot, cant, then can (can'ty is no can't)", toks)
+	}
+}

@@ -199,11 +199,38 @@ func tokenizeLazy(line string, dst []Token) []Token {
 			if acc&fDigit != 0 {
 				t.Kind = kindPending
 			}
+			if jGood-i == 3 && t.Hash == hashCan {
+				if k := cantEnd(line, jGood); k > 0 {
+					// "can't" is "cannot": Node's "Can't set headers" became
+					// "Cannot set headers", MySQL's clients print both.
+					t.End, t.Hash, j = int32(k), hashCannot, k
+				}
+			}
 			dst = append(dst, t)
 		}
 		i = j
 	}
 	return dst
+}
+
+var hashCan, hashCannot = hashLower("can"), hashLower("cannot")
+
+// cantEnd returns the end of the "'t" (or "’t") that follows "can" at i, or
+// 0 when something else does.
+func cantEnd(line string, i int) int {
+	k := i
+	switch {
+	case strings.HasPrefix(line[i:], "'"):
+		k++
+	case strings.HasPrefix(line[i:], "’"):
+		k += len("’")
+	default:
+		return 0
+	}
+	if k >= len(line) || line[k] != 't' && line[k] != 'T' || k+1 < len(line) && isLetter(line[k+1]) {
+		return 0
+	}
+	return k + 1
 }
 
 func hasColonSlash(s string) bool {

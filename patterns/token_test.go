@@ -48,7 +48,7 @@ func TestTokenizeMasks(t *testing.T) {
 	// Vocabulary with digits stays literal.
 	f("x509: sha256 v1beta1 ipv4 k8s utf-8 flannel.1", "x509 sha256 v1beta1 ipv4 k8s utf-8 flannel.1")
 	// Punctuation, quotes and escapes separate tokens.
-	f(`plugin type=\"flannel\" failed (add): can't`, "plugin type flannel failed add can t")
+	f(`plugin type=\"flannel\" failed (add): can't`, "plugin type flannel failed add can't") // one word, the hash of "cannot"
 	f(`line\nnext\ttab`, "line next tab")
 	f("", "")
 	f("   ", "")
