@@ -3,6 +3,7 @@ package writeup
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -56,7 +57,7 @@ func HTMLToMarkdown(data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c := &htmlConv{}
+	c := &htmlConv{mono: monoClasses(doc)}
 	meta := c.meta(doc)
 	root := contentRoot(doc)
 	if findFirst(root, atom.H1) == nil && c.title != "" {
@@ -77,6 +78,54 @@ func HTMLToMarkdown(data []byte) (string, error) {
 type htmlConv struct {
 	out   strings.Builder
 	title string
+	// mono are the classes the page's style sheet sets in a monospace
+	// font: Google Docs marks code that way, not with <code>.
+	mono map[string]bool
+}
+
+// monoFont matches a CSS font-family of code.
+var monoFont = regexp.MustCompile(`(?i)font-family:[^;}]*(courier|monospace|consolas|menlo|monaco|source code|roboto mono|fira code|lucida console)`)
+
+// cssRule matches one class rule of a style sheet: ".c2{font-family:…}".
+var cssRule = regexp.MustCompile(`\.([A-Za-z_][\w-]*)\s*\{([^}]*)\}`)
+
+// monoClasses returns the classes a style sheet sets in a monospace font.
+func monoClasses(doc *html.Node) map[string]bool {
+	var m map[string]bool
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Style {
+			var css strings.Builder
+			for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+				if ch.Type == html.TextNode {
+					css.WriteString(ch.Data)
+				}
+			}
+			for _, r := range cssRule.FindAllStringSubmatch(css.String(), -1) {
+				if monoFont.MatchString(r[2]) {
+					if m == nil {
+						m = map[string]bool{}
+					}
+					m[r[1]] = true
+				}
+			}
+		}
+		return true
+	})
+	return m
+}
+
+// isMono reports an element set in a monospace font by its class or its
+// own style.
+func (c *htmlConv) isMono(n *html.Node) bool {
+	if monoFont.MatchString(attr(n, "style")) {
+		return true
+	}
+	for _, cl := range strings.Fields(attr(n, "class")) {
+		if c.mono[cl] {
+			return true
+		}
+	}
+	return false
 }
 
 // dropped are elements whose content is never write-up text.
@@ -166,7 +215,7 @@ func contentRoot(doc *html.Node) *html.Node {
 func (c *htmlConv) blocks(n *html.Node, prefix string) {
 	var inline []*html.Node
 	flush := func() {
-		if t := strings.TrimSpace(inlineMD(inline)); t != "" {
+		if t := strings.TrimSpace(c.inlineMD(inline)); t != "" {
 			c.para(prefix, escapeLineStart(t))
 		}
 		inline = inline[:0]
@@ -188,11 +237,17 @@ func (c *htmlConv) blocks(n *html.Node, prefix string) {
 func (c *htmlConv) block(n *html.Node, prefix string) {
 	switch n.DataAtom {
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
-		if t := collapse(inlineMD(nil, n)); t != "" {
+		if t := collapse(c.inlineMD(nil, n)); t != "" {
 			c.para(prefix, strings.Repeat("#", int(n.Data[1]-'0'))+" "+t)
 		}
 	case atom.Pre:
 		c.pre(n, prefix)
+	case atom.P:
+		if c.isMono(n) {
+			c.pre(n, prefix) // a paragraph set as code: Google Docs' code block
+			return
+		}
+		c.blocks(n, prefix)
 	case atom.Blockquote:
 		c.blocks(n, prefix+"> ")
 		c.out.WriteString(strings.TrimRight(prefix, " ") + "\n")
@@ -274,7 +329,7 @@ func (c *htmlConv) table(n *html.Node, prefix string) {
 		var row []string
 		for td := x.FirstChild; td != nil; td = td.NextSibling {
 			if td.DataAtom == atom.Td || td.DataAtom == atom.Th {
-				row = append(row, strings.ReplaceAll(collapse(inlineMD(nil, td)), "|", `\|`))
+				row = append(row, strings.ReplaceAll(collapse(c.inlineMD(nil, td)), "|", `\|`))
 			}
 		}
 		if len(row) > 0 {
@@ -310,9 +365,9 @@ func (c *htmlConv) defs(n *html.Node, prefix string) {
 	for x := n.FirstChild; x != nil; x = x.NextSibling {
 		switch x.DataAtom {
 		case atom.Dt:
-			term = collapse(inlineMD(nil, x))
+			term = collapse(c.inlineMD(nil, x))
 		case atom.Dd:
-			lines = append(lines, escapeLineStart(strings.TrimSpace(term+": "+collapse(inlineMD(nil, x)))))
+			lines = append(lines, escapeLineStart(strings.TrimSpace(term+": "+collapse(c.inlineMD(nil, x)))))
 		}
 	}
 	for _, l := range lines {
@@ -322,7 +377,7 @@ func (c *htmlConv) defs(n *html.Node, prefix string) {
 
 // inlineMD renders inline nodes (and, when parent is set, its children) as
 // Markdown inline text.
-func inlineMD(nodes []*html.Node, parent ...*html.Node) string {
+func (c *htmlConv) inlineMD(nodes []*html.Node, parent ...*html.Node) string {
 	if len(parent) > 0 {
 		for ch := parent[0].FirstChild; ch != nil; ch = ch.NextSibling {
 			nodes = append(nodes, ch)
@@ -330,12 +385,12 @@ func inlineMD(nodes []*html.Node, parent ...*html.Node) string {
 	}
 	var b strings.Builder
 	for _, n := range nodes {
-		inlineNode(&b, n)
+		c.inlineNode(&b, n)
 	}
 	return collapseSpaces(b.String())
 }
 
-func inlineNode(b *strings.Builder, n *html.Node) {
+func (c *htmlConv) inlineNode(b *strings.Builder, n *html.Node) {
 	switch n.Type {
 	case html.TextNode:
 		b.WriteString(escapeMD(strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(n.Data)))
@@ -352,10 +407,18 @@ func inlineNode(b *strings.Builder, n *html.Node) {
 		b.WriteString("\n")
 	case atom.Code, atom.Kbd, atom.Samp, atom.Tt:
 		b.WriteString(codeSpan(collapse(textOf(n))))
+	case atom.Span:
+		if c.isMono(n) {
+			b.WriteString(codeSpan(collapse(textOf(n))))
+			return
+		}
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			c.inlineNode(b, ch)
+		}
 	case atom.Img:
 		b.WriteString(escapeMD(attr(n, "alt")))
 	case atom.A:
-		text := collapse(inlineMD(nil, n))
+		text := collapse(c.inlineMD(nil, n))
 		if u := linkURL(strings.TrimSpace(attr(n, "href"))); u != "" && text != "" && !strings.ContainsAny(u, " ()<>") {
 			b.WriteString("[" + text + "](" + u + ")")
 		} else {
@@ -363,7 +426,7 @@ func inlineNode(b *strings.Builder, n *html.Node) {
 		}
 	default:
 		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-			inlineNode(b, ch)
+			c.inlineNode(b, ch)
 		}
 	}
 }

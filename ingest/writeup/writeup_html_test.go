@@ -112,3 +112,35 @@ func TestIsHTML(t *testing.T) {
 	f("a.txt", "<html><body>x", true)
 	f("a.md", "# Title\n\n<div>inline html in markdown</div>", false)
 }
+
+// Google Docs marks code with a class its style sheet sets in a monospace
+// font, not with <code> or <pre>: such a span is inline code, such a
+// paragraph a code block.
+func TestHTMLMonospaceClassesAreCode(t *testing.T) {
+	page := `<html><head><style type="text/css">.c1{font-weight:700}.c2{font-family:"Courier New"}.c3{background-color:#f3f3f3;font-family:"Courier New";font-size:9pt}</style></head>
+<body><p><span>Incident note</span></p>
+<h2><span>What happened</span></h2>
+<p><span>Every login failed: Redis answered each write with </span><span class="c2">NOREPLICAS Not enough good replicas to write</span><span>. Reads were fine.</span></p>
+<p class="c3"><span>redis-cli CONFIG GET min-replicas-to-write</span><br><span>redis-cli INFO replication</span></p>
+<p><span class="c1">Not code</span><span style="font-family:Consolas"> set_config(x)</span></p>
+</body></html>`
+	md, err := HTMLToMarkdown([]byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"`NOREPLICAS Not enough good replicas to write`", "```\nredis-cli CONFIG GET min-replicas-to-write\nredis-cli INFO replication\n```", "`set_config(x)`"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "`Not code`") {
+		t.Errorf("a bold span became code:\n%s", md)
+	}
+	inc, _, err := ParseHTML("note.html", []byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inc.Signatures) != 1 || !strings.Contains(inc.Signatures[0].Text, "NOREPLICAS") {
+		t.Errorf("signatures %+v, want the monospace error", inc.Signatures)
+	}
+}

@@ -33,9 +33,13 @@ type mdDoc struct {
 	// (see pointedLogs).
 	quiet    []sigCandidate
 	pointers []string
-	refs     []kb.Ref
-	date     string
-	firstPar string
+	// quietSpans are inline code of the prose with a log line's shape
+	// and no error word: only a write-up with no other log text learns
+	// them (see onlyLogs).
+	quietSpans []sigCandidate
+	refs       []kb.Ref
+	date       string
+	firstPar   string
 	// leadIn: the last block was a paragraph that leads in to what comes
 	// next ("The worker log:").
 	leadIn bool
@@ -418,7 +422,11 @@ const maxOnlyLogs = 3
 // line has such a hint, the lines without one are left out.
 func (d *mdDoc) onlyLogs() []sigCandidate {
 	var told []sigCandidate
-	for _, c := range d.quiet {
+	quiet := d.quiet
+	if len(quiet) == 0 {
+		quiet = d.quietSpans
+	}
+	for _, c := range quiet {
 		switch c.section {
 		case "", kb.SectionSummary, kb.SectionSymptoms, kb.SectionImpact, kb.SectionTimeline:
 			told = append(told, c)
@@ -613,6 +621,12 @@ func (d *mdDoc) addProse(n ast.Node) {
 			case !isCommandLine(t) && !strings.HasPrefix(strings.TrimSpace(t), "/") && errorText(t, 3):
 				d.cands = append(d.cands, sigCandidate{text: t, kind: kb.SigQuote, section: sec})
 			default:
+				if !isCommandLine(t) && len(patterns.Tokenize(t, nil)) >= minPointerWords+1 && pastedShaped(t) {
+					// A quiet log line in inline code ("… uWSGI listen queue
+					// of socket ":5000" (fd: 3) full !!! …"): the failure of
+					// a write-up with no error text (see onlyLogs).
+					d.quietSpans = append(d.quietSpans, sigCandidate{text: t, kind: kb.SigQuote, section: sec})
+				}
 				d.addPointer(t)
 			}
 		}
