@@ -244,6 +244,25 @@ func IsFailure(line string) bool {
 	return false
 }
 
+// FailsPlainly reports a line that reads as a failure by more than a
+// "not" or "no": its level, an error word that is not weak, or a word of
+// failure shape. "but why not on the mac" is a sentence.
+func FailsPlainly(line string) bool {
+	p := Prepare(line)
+	if p.Level >= LevelWarn {
+		return true
+	}
+	for _, t := range Tokenize(p.Text, nil) {
+		if t.Kind != KindWord {
+			continue
+		}
+		if errorWords[t.Hash] && !weakErrorWords[t.Hash] || failureShape(p.Text[t.Start:t.End]) {
+			return true
+		}
+	}
+	return false
+}
+
 // inflect adds to forms (form hash → word hash) the other inflections of
 // a signature's word w (hash h) that a line may print instead: the
 // singular or plural of a word of four letters or more (endpoints ↔

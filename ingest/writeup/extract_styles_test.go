@@ -351,3 +351,42 @@ func TestQuietInlineCodeOfAWriteupWithNoErrorText(t *testing.T) {
 		t.Errorf("signatures = %q, want only the uwsgi line", got)
 	}
 }
+
+// A chat thread pasted as a blockquote: the message that is one inline code
+// span is the log line (without its backticks); sentences with only a
+// "not" for failure, and messages with inline code in their prose, are not.
+func TestChatThreadInABlockquote(t *testing.T) {
+	doc := "**#data-eng**, thread from Mar 24\n\n> **tom.v** 14:03\n> `psycopg2.OperationalError: SSL SYSCALL error: EOF detected`\n>\n> **tom.v** 14:08\n> but why not on the mac\n>\n> **tom.v** 14:31\n> added `keepalives=1` to the connect call, not failing since 👍\n"
+	incs, err := ParseWriteup("chat.md", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range incs[0].Signatures {
+		got = append(got, s.Text)
+	}
+	if len(got) != 1 || got[0] != "psycopg2.OperationalError: SSL SYSCALL error: EOF detected" {
+		t.Errorf("signatures = %q, want only the pasted error, without backticks", got)
+	}
+}
+
+// An email's header gives the title and the date, and is no log text,
+// quoted or not; a line pasted after "... step with" is log text.
+func TestEmailNote(t *testing.T) {
+	doc := "Subject: Re: [build-infra] npm EAI_AGAIN during image builds\nFrom: Rui <rui@example.dev>\nTo: eng@example.dev\nDate: Mon, 14 Apr 2025 18:05:40 +0100\n\nHi all,\n\nif your build failed today at the install step with\n\n  npm error request to https://registry.npmjs.org/pnpm failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org\n\nit is DNS inside the build network.\n\n> -----Original Message-----\n> From: Jan\n> Subject: builds failed with \"request failed\" since the runner update\n>\n> Is it the registry?\n"
+	incs, err := ParseWriteup("note.txt", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := incs[0]
+	if inc.Title != "npm EAI_AGAIN during image builds" || inc.Date != "2025-04-14" {
+		t.Errorf("title %q, date %q: want the subject without Re: and the list tag, and the header's date", inc.Title, inc.Date)
+	}
+	var got []string
+	for _, s := range inc.Signatures {
+		got = append(got, s.Text)
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "getaddrinfo EAI_AGAIN registry.npmjs.org") {
+		t.Errorf("signatures = %q, want only the pasted npm error", got)
+	}
+}

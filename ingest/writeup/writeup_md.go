@@ -65,7 +65,7 @@ func ParseMarkdown(name string, data []byte) (*kb.Incident, error) {
 // parseMarkdown parses a Markdown write-up and returns what it warns about
 // (front-matter fields it had to leave out).
 func parseMarkdown(name string, data []byte) (*kb.Incident, []string, error) {
-	fmSrc, body, _ := splitFrontMatter(data)
+	fmSrc, body, _ := splitFrontMatter(emailToMarkdown(data))
 	fm, err := parseFrontMatter(fmSrc)
 	if err != nil {
 		return nil, nil, err
@@ -230,7 +230,7 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		}
 		d.addProse(n)
 		raw := strings.TrimSpace(string(joinSegments(n.Lines(), d.src)))
-		d.leadIn = !inBlockquote(n) && strings.HasSuffix(raw, ":")
+		d.leadIn = !inBlockquote(n) && leadsIn(raw)
 	case *ast.HTMLBlock:
 		if inBlockquote(n) {
 			d.addQuotedHTML(n)
@@ -481,8 +481,16 @@ func (d *mdDoc) addQuotedBlock(n ast.Node, logged func(string) bool) {
 	var logs []string
 	for _, e := range logEntries(lines) {
 		e = strings.TrimSpace(strings.TrimLeft(e, "> "))
-		if isCommandLine(e) || !logged(e) {
-			continue
+		if mailHeaderLine.MatchString(e) {
+			continue // the header of a quoted email: "> Subject: …"
+		}
+		if c, ok := wholeCodeSpan(e); ok {
+			e = c // a line that is one inline code span is its content
+		} else if strings.Contains(e, "`") {
+			continue // prose with inline code: a chat message, not a log line
+		}
+		if isCommandLine(e) || !logged(e) || !logShaped(e) && !patterns.FailsPlainly(e) {
+			continue // a sentence whose only failure is a "not": "but why not on the mac"
 		}
 		before := len(d.cands)
 		d.addCandidate(e, sec.kind, 2)
@@ -493,6 +501,16 @@ func (d *mdDoc) addQuotedBlock(n ast.Node, logged func(string) bool) {
 	if len(logs) > 0 {
 		d.blocks = append(d.blocks, kb.Block{Section: sec.kind, Heading: sec.text, Lang: "quote", Class: ClassLog, Lines: logs})
 	}
+}
+
+// wholeCodeSpan returns the content of s when s is one inline code span
+// ("`psycopg2.OperationalError: SSL SYSCALL error: EOF detected`").
+func wholeCodeSpan(s string) (string, bool) {
+	n := len(s) - len(strings.TrimLeft(s, "`"))
+	if n == 0 || len(s) <= 2*n || s[len(s)-n:] != s[:n] || strings.Contains(s[n:len(s)-n], s[:n]) {
+		return "", false
+	}
+	return strings.TrimSpace(s[n : len(s)-n]), true
 }
 
 // looksLogged tells a pasted log line from a sentence of prose quoted in a
@@ -527,6 +545,23 @@ func pastedShaped(s string) bool {
 		return false // a sentence
 	}
 	return logShaped(s)
+}
+
+// leadsIn reports a paragraph that introduces what follows it: it ends in
+// a colon, or stops on a word that a pasted line completes ("... failed at
+// the install step with", "the log said").
+func leadsIn(p string) bool {
+	if strings.HasSuffix(p, ":") {
+		return true
+	}
+	i := strings.LastIndexAny(p, " \n")
+	return leadInWords[strings.ToLower(p[i+1:])]
+}
+
+var leadInWords = map[string]bool{
+	"with": true, "said": true, "says": true, "showed": true, "shows": true, "printed": true, "prints": true,
+	"logged": true, "logs": true, "read": true, "reads": true, "got": true, "gets": true, "returned": true,
+	"returns": true, "answered": true, "replied": true, "output": true, "like": true, "this": true,
 }
 
 // inList reports whether n sits in a list item.
