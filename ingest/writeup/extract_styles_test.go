@@ -390,3 +390,27 @@ func TestEmailNote(t *testing.T) {
 		t.Errorf("signatures = %q, want only the pasted npm error", got)
 	}
 }
+
+// A Jira ticket in its wiki markup: "hN." headings, {noformat} and {code}
+// blocks, {{monospace}}, "# " numbered items (no headings), and the
+// ticket's summary heading as the title.
+func TestJiraWikiMarkup(t *testing.T) {
+	doc := "h2. [DATA-771] Users cannot delete a shipping address\n\n*Reporter:* desk\n\nh3. Problem\n\nSaving fails. The backend error is:\n\n{noformat}\nERROR: update or delete on table \"address\" violates foreign key constraint \"fk_addr\" on table \"shipment\"\n{noformat}\n\nh2. Root cause\n\nThe row is still used by {{shipment.addr_id}}.\n\n{code:sql}\nSELECT shipment_id FROM shipment WHERE addr_id = 10014763;\n{code}\n\nh2. Resolution\n\n# Told the user the address is still referenced.\n# Marked the address inactive instead.\n"
+	incs, err := ParseWriteup("DATA-771.txt", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := incs[0]
+	if inc.Title != "[DATA-771] Users cannot delete a shipping address" {
+		t.Errorf("title %q, want the ticket's summary", inc.Title)
+	}
+	if !strings.Contains(inc.RootCause, "`shipment.addr_id`") {
+		t.Errorf("root cause %q, want the h2. section with its {{monospace}} as code", inc.RootCause)
+	}
+	if !strings.Contains(inc.Fix, "Marked the address inactive") {
+		t.Errorf("fix %q, want both numbered items", inc.Fix)
+	}
+	if len(inc.Signatures) != 1 || !strings.Contains(inc.Signatures[0].Text, "violates foreign key constraint") {
+		t.Errorf("signatures %+v, want the {noformat} block's line", inc.Signatures)
+	}
+}

@@ -65,7 +65,7 @@ func ParseMarkdown(name string, data []byte) (*kb.Incident, error) {
 // parseMarkdown parses a Markdown write-up and returns what it warns about
 // (front-matter fields it had to leave out).
 func parseMarkdown(name string, data []byte) (*kb.Incident, []string, error) {
-	fmSrc, body, _ := splitFrontMatter(emailToMarkdown(data))
+	fmSrc, body, _ := splitFrontMatter(jiraToMarkdown(emailToMarkdown(data)))
 	fm, err := parseFrontMatter(fmSrc)
 	if err != nil {
 		return nil, nil, err
@@ -266,12 +266,16 @@ func (d *mdDoc) addHeading(n *ast.Heading) {
 		start, end = d.heads[len(d.heads)-1].bodyStart, d.heads[len(d.heads)-1].bodyStart
 	}
 	h := heading{level: n.Level, text: txt, lineStart: lineStartAt(d.src, start), bodyStart: lineEndAt(d.src, end)}
-	if n.Level == 1 && d.title == "" {
+	own, numbered := headingKind(txt)
+	// The first heading is the title when it is a level-1 one, or when the
+	// document opens with it and it names no part ("h2. [DATA-771] Users
+	// cannot delete a shipping address", a ticket's summary).
+	if d.title == "" && (n.Level == 1 || len(d.heads) == 0 && d.firstPar == "" && own == "" && !numbered) {
 		d.title = txt
+		h.level = 1
 		d.heads = append(d.heads, h)
 		return
 	}
-	own, numbered := headingKind(txt)
 	parent := d.parentOf(n.Level)
 	switch {
 	case own != "":
