@@ -338,7 +338,7 @@ func TestNestedListItemUnderALeadIn(t *testing.T) {
 // A write-up whose only log text is a quiet line in inline code (no
 // error word: "full !!!") learns it; inline commands stay out.
 func TestQuietInlineCodeOfAWriteupWithNoErrorText(t *testing.T) {
-	doc := "# API unusable during the workshop\n\n* **11:05** dashboards spin, requests time out\n* **11:16** the uwsgi log: `Thu Oct 10 11:16:42 2019 - *** uWSGI listen queue of socket \":5000\" (fd: 3) full !!! (101/100) ***`\n* **11:40** ran `python manage.py migrate --noinput` and raised `processes`\n"
+	doc := "# API unusable during the workshop\n\n* **11:05** dashboards spin, requests time out\n* **11:16** the uwsgi log: `Thu Oct 10 11:16:42 2019 - *** uWSGI listen queue of socket \":5000\" (fd: 3) full !!! (101/100) ***`\n* **11:40** ran `python manage.py migrate --noinput` and raised `processes`\n\n## Changes kept\n\n```\n[uwsgi]\nprocesses = 16\nlisten = 1024\n```\n"
 	incs, err := ParseWriteup("w.md", []byte(doc))
 	if err != nil {
 		t.Fatal(err)

@@ -426,11 +426,7 @@ const maxOnlyLogs = 3
 // line has such a hint, the lines without one are left out.
 func (d *mdDoc) onlyLogs() []sigCandidate {
 	var told []sigCandidate
-	quiet := d.quiet
-	if len(quiet) == 0 {
-		quiet = d.quietSpans
-	}
-	for _, c := range quiet {
+	for _, c := range append(d.quiet[:len(d.quiet):len(d.quiet)], d.quietSpans...) {
 		switch c.section {
 		case "", kb.SectionSummary, kb.SectionSymptoms, kb.SectionImpact, kb.SectionTimeline:
 			told = append(told, c)
