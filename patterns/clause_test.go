@@ -267,3 +267,23 @@ func TestCantIsCannot(t *testing.T) {
 		t.Errorf("tokens %+v: want cannot, cant, then can (can'ty is no can't)", toks)
 	}
 }
+
+// After an exception class, a message that only names things (a method, a
+// class path) is what this occurrence was about: another method missing
+// is the same failure.
+func TestTheNamesAClassGivesWeighLittle(t *testing.T) {
+	s, err := Compile([]Def{{ID: "a", Group: "g", Text: `java.lang.NoSuchMethodError: com.google.common.collect.ImmutableList.toImmutableList()Ljava/util/stream/Collector;`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := `Caused by: java.lang.NoSuchMethodError: com.google.common.base.Preconditions.checkArgument(ZLjava/lang/String;Ljava/lang/Object;)V`; len(s.Match(l, nil)) == 0 {
+		t.Errorf("%q did not match", l)
+	}
+	// With nothing but the class in common, it is a possible match.
+	if l := `java.lang.NoSuchMethodError: 'okio.Buffer okio.BufferedSource.getBuffer()'`; len(s.MatchMode(l, Stream, 0.3, nil)) == 0 {
+		t.Errorf("%q did not reach the possible band", l)
+	}
+	if ms := s.Match(`java.lang.NoSuchFieldError: INSTANCE`, nil); len(ms) > 0 {
+		t.Errorf("another class matched: %+v", ms)
+	}
+}

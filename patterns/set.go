@@ -692,7 +692,7 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 			ti = int32(len(types))
 			typeOf[key] = ti
 			ti := s.typeInfoOf(p, i, words)
-			if ti.literal && !d.Template && (quotedValue(p, i) || keyedName(p, i)) {
+			if ti.literal && !d.Template && (quotedValue(p, i) || keyedName(p, i) || classedName(p, i)) {
 				// A name in quotes (volume "certs", user "app") is what this
 				// one occurrence was about, not what the failure is: it
 				// weighs little and is not evidence on its own. (The
@@ -954,6 +954,30 @@ func keyedName(p *Pattern, i int) bool {
 		}
 		rest := strings.TrimLeft(p.Text[t.End:], ".;,")
 		return rest == "" || contextStarts(" "+rest)
+	}
+	return false
+}
+
+// classedName reports whether token i of an example is part of a message
+// that only names things after an exception class: the method of
+// "java.lang.NoSuchMethodError: com.google.common.collect.ImmutableList.toImmutableList()L…",
+// the class of "NoClassDefFoundError: com/acme/mail/Sender". The class is
+// the failure; what it names is this occurrence's (see quotedValue).
+func classedName(p *Pattern, i int) bool {
+	t := p.Tokens[i]
+	if t.Kind != KindWord || errorWords[t.Hash] || stopWords[t.Hash] {
+		return false
+	}
+	for k := i - 1; k >= 0; k-- {
+		c := p.Tokens[k]
+		if c.Kind != KindWord || !errorClassName(p.Text[c.Start:c.End]) {
+			continue
+		}
+		if int(c.End) >= len(p.Text) || p.Text[c.End] != ':' {
+			return false
+		}
+		msg := p.Text[c.End+1:]
+		return strings.TrimSpace(msg) != "" && plainWords(msg) == 0
 	}
 	return false
 }
