@@ -71,6 +71,15 @@ func TestQuotedNameWeighsLittle(t *testing.T) {
 	if ms := s.MatchMode("subnet.env: no such file", Query, 0, nil); len(ms) == 0 {
 		t.Errorf("a fragment naming the quoted file did not match")
 	}
+	// kubectl names the resource type it does not know: another type is
+	// the same failure.
+	s, err = Compile([]Def{{ID: "k", Group: "crd", Text: `error: the server doesn't have a resource type "certificates"`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := `error: the server doesn't have a resource type "servicemonitors"`; len(s.Match(l, nil)) == 0 {
+		t.Errorf("%q did not match", l)
+	}
 }
 
 // Names given without quotes (a key's value, the last word after "for

@@ -909,7 +909,7 @@ func levelMarker(p *Pattern, i int) bool {
 func quotedValue(p *Pattern, i int) bool {
 	t := p.Tokens[i]
 	st, en := int(t.Start), int(t.End)
-	if i == 0 || st == 0 || en >= len(p.Text) || p.Tokens[i-1].Kind != KindWord || !objectNouns[p.Tokens[i-1].Hash] {
+	if i == 0 || st == 0 || en >= len(p.Text) || !objectNounAt(p, i-1) {
 		return false
 	}
 	q := p.Text[st-1]
@@ -981,6 +981,20 @@ func classedName(p *Pattern, i int) bool {
 	}
 	return false
 }
+
+// objectNounAt reports whether token i of an example is the word for a
+// kind of object (objectNouns), or "type" after "resource" (kubectl's
+// `resource type "servicemonitors"`); "type" alone is a key of constants
+// (`type="flannel"`).
+func objectNounAt(p *Pattern, i int) bool {
+	t := p.Tokens[i]
+	if t.Kind != KindWord {
+		return false
+	}
+	return objectNouns[t.Hash] || t.Hash == hashType && i > 0 && p.Tokens[i-1].Hash == hashResource
+}
+
+var hashType, hashResource = hashLower("type"), hashLower("resource")
 
 // namePrepositions come before an object noun and its name.
 var namePrepositions = hashSet("for", "in", "on", "of")
