@@ -173,7 +173,7 @@ func TestLevelStandsForTheSignaturesLevelWord(t *testing.T) {
 	// A client library prints the server's error under its exception
 	// class, without the level: the class marks the failure as the level
 	// did.
-	for _, l := range []string{`asyncpg.exceptions.OutOfMemoryError: out of shared memory`, `OperationalError: out of shared memory`} {
+	for _, l := range []string{`asyncpg.exceptions.OutOfMemoryError: out of shared memory`, `OperationalError: out of shared memory`, `psycopg2.errors.DatabaseError: out of shared memory`} {
 		if ms := s.Match(l, nil); len(ms) == 0 || ms[0].Sig != 0 {
 			t.Errorf("%q: %v, want signature 0", l, ms)
 		}

@@ -147,7 +147,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			e = &s.vocab.entries[id]
 			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
 			shaped = shaped || e.shaped
-		} else if !shaped && t.Kind == KindWord && t.End-t.Start >= 5 && failureShape(text[t.Start:t.End]) {
+		} else if !shaped && (t.Kind == KindWord || t.Kind == kindPending) && t.End-t.Start >= 5 && failureShape(text[t.Start:t.End]) {
 			// A word the vocabulary has had its shape judged when the
 			// set was built (see wordShapes).
 			sc.fails, shaped = true, true
