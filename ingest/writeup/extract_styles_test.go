@@ -252,14 +252,7 @@ func TestLibraryEntryWithACompoundID(t *testing.T) {
 // lead-in is not.
 func TestUnfencedLineUnderALeadIn(t *testing.T) {
 	doc := "# Builds die\n\nEvery build died a minute in. The worker log:\n\n[2021-09-03 12:36:57,381: ERROR/MainProcess] Task handler raised error: WorkerLostError('Worker exited prematurely: signal 9 (SIGKILL) Job: 348.')\n\nWhat we found:\n\nThe container was killed because its `memory` limit was too low for the failed solver.\n\nAnd then:\n\nThe node ran out of inodes on /var/lib/docker after the failed upgrade of the runtime.\n\nWe raised the limit.\n"
-	incs, err := ParseWriteup("w.md", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, s := range incs[0].Signatures {
-		got = append(got, s.Text)
-	}
+	got := signatureTexts(t, "w.md", doc)
 	if len(got) != 1 || !strings.Contains(got[0], "WorkerLostError('Worker exited prematurely") {
 		t.Errorf("signatures = %q, want only the pasted worker log line", got)
 	}
@@ -322,14 +315,7 @@ func TestLibraryEntryLearnsItsQuietPastedLine(t *testing.T) {
 // prose items under a lead-in are not.
 func TestNestedListItemUnderALeadIn(t *testing.T) {
 	doc := "# Stats page down\n\nObserved:\n\n- the page shows an exception dump, top line:\n  - Exception: PG::QueryCanceled: ERROR: canceling statement due to statement timeout\n- what we checked:\n  - disk: fine, the pool was not exhausted by leaked connections\n\nCause: the query outgrew statement_timeout.\n"
-	incs, err := ParseWriteup("w.md", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, s := range incs[0].Signatures {
-		got = append(got, s.Text)
-	}
+	got := signatureTexts(t, "w.md", doc)
 	if len(got) != 1 || !strings.Contains(got[0], "canceling statement due to statement timeout") {
 		t.Errorf("signatures = %q, want only the pasted exception line", got)
 	}
@@ -339,14 +325,7 @@ func TestNestedListItemUnderALeadIn(t *testing.T) {
 // error word: "full !!!") learns it; inline commands stay out.
 func TestQuietInlineCodeOfAWriteupWithNoErrorText(t *testing.T) {
 	doc := "# API unusable during the workshop\n\n* **11:05** dashboards spin, requests time out\n* **11:16** the uwsgi log: `Thu Oct 10 11:16:42 2019 - *** uWSGI listen queue of socket \":5000\" (fd: 3) full !!! (101/100) ***`\n* **11:40** ran `python manage.py migrate --noinput` and raised `processes`\n\n## Changes kept\n\n```\n[uwsgi]\nprocesses = 16\nlisten = 1024\n```\n"
-	incs, err := ParseWriteup("w.md", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, s := range incs[0].Signatures {
-		got = append(got, s.Text)
-	}
+	got := signatureTexts(t, "w.md", doc)
 	if len(got) != 1 || !strings.Contains(got[0], "uWSGI listen queue") {
 		t.Errorf("signatures = %q, want only the uwsgi line", got)
 	}
@@ -357,14 +336,7 @@ func TestQuietInlineCodeOfAWriteupWithNoErrorText(t *testing.T) {
 // "not" for failure, and messages with inline code in their prose, are not.
 func TestChatThreadInABlockquote(t *testing.T) {
 	doc := "**#data-eng**, thread from Mar 24\n\n> **tom.v** 14:03\n> `psycopg2.OperationalError: SSL SYSCALL error: EOF detected`\n>\n> **tom.v** 14:08\n> but why not on the mac\n>\n> **tom.v** 14:31\n> added `keepalives=1` to the connect call, not failing since 👍\n"
-	incs, err := ParseWriteup("chat.md", []byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, s := range incs[0].Signatures {
-		got = append(got, s.Text)
-	}
+	got := signatureTexts(t, "chat.md", doc)
 	if len(got) != 1 || got[0] != "psycopg2.OperationalError: SSL SYSCALL error: EOF detected" {
 		t.Errorf("signatures = %q, want only the pasted error, without backticks", got)
 	}
@@ -413,4 +385,19 @@ func TestJiraWikiMarkup(t *testing.T) {
 	if len(inc.Signatures) != 1 || !strings.Contains(inc.Signatures[0].Text, "violates foreign key constraint") {
 		t.Errorf("signatures %+v, want the {noformat} block's line", inc.Signatures)
 	}
+}
+
+// signatureTexts parses doc as the write-up file name and returns the
+// texts of its first incident's signatures.
+func signatureTexts(t *testing.T, name, doc string) []string {
+	t.Helper()
+	incs, err := ParseWriteup(name, []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range incs[0].Signatures {
+		got = append(got, s.Text)
+	}
+	return got
 }

@@ -34,8 +34,8 @@ type mdDoc struct {
 	quiet    []sigCandidate
 	pointers []string
 	// quietSpans are inline code of the prose with a log line's shape
-	// and no error word: only a write-up with no other log text learns
-	// them (see onlyLogs).
+	// and no error word: a write-up with no error text learns them,
+	// ranked with its quiet block lines (see onlyLogs).
 	quietSpans []sigCandidate
 	refs       []kb.Ref
 	date       string
