@@ -147,9 +147,12 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			e = &s.vocab.entries[id]
 			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
 			shaped = shaped || e.shaped
-		} else if !shaped && (t.Kind == KindWord || t.Kind == kindPending) && t.End-t.Start >= 5 && failureShape(text[t.Start:t.End]) {
+		} else if !sc.fails && t.End-t.Start >= 5 && (t.Kind == KindWord || t.Kind == kindPending && qualifiedName(text[t.Start:t.End])) && failureShape(text[t.Start:t.End]) {
 			// A word the vocabulary has had its shape judged when the
-			// set was built (see wordShapes).
+			// set was built (see wordShapes); the others are judged until
+			// the line reads as a failure. Of the tokens with digits only
+			// qualified names can be classes ("psycopg2.DataError"):
+			// numbers, dates and addresses are not judged.
 			sc.fails, shaped = true, true
 		}
 		if t.Kind == kindPending {
@@ -947,6 +950,12 @@ func (s *Set) otherClass(c *compiled, text string, sc *scratch) bool {
 		}
 	}
 	return false
+}
+
+// qualifiedName reports a token that may be a qualified name: it ends in a
+// letter and has a dot before that.
+func qualifiedName(w string) bool {
+	return isLetter(w[len(w)-1]) && strings.IndexByte(w, '.') > 0
 }
 
 // negationFactor scales the score of a line that negates its signature.
