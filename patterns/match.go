@@ -952,10 +952,12 @@ func (s *Set) otherClass(c *compiled, text string, sc *scratch) bool {
 	return false
 }
 
-// qualifiedName reports a token that may be a qualified name: it ends in a
-// letter and has a dot before that.
+// qualifiedName reports a token that may be a qualified class name: its
+// last dot is followed by a capital ("psycopg2.errors.DataError"), not a
+// host's or a file's lower-case part.
 func qualifiedName(w string) bool {
-	return isLetter(w[len(w)-1]) && strings.IndexByte(w, '.') > 0
+	i := strings.LastIndexByte(w, '.')
+	return i > 0 && i+1 < len(w) && w[i+1] >= 'A' && w[i+1] <= 'Z'
 }
 
 // negationFactor scales the score of a line that negates its signature.
