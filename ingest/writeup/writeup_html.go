@@ -53,7 +53,7 @@ func ParseHTML(name string, data []byte) (*kb.Incident, []string, error) {
 // HTMLToMarkdown converts an HTML page to Markdown, with the page's
 // <meta> keywords, description and date as front matter.
 func HTMLToMarkdown(data []byte) (string, error) {
-	doc, err := html.Parse(bytes.NewReader(data))
+	doc, err := html.Parse(bytes.NewReader(confluenceCode(data)))
 	if err != nil {
 		return "", err
 	}
@@ -73,6 +73,23 @@ func HTMLToMarkdown(data []byte) (string, error) {
 		return body, nil //nolint:nilerr // meta values are strings; without front matter the page still parses
 	}
 	return "---\n" + string(fm) + "---\n" + body, nil
+}
+
+// storageCode matches a code block of Confluence's storage format: a code
+// or noformat macro whose text is in CDATA, which an HTML parser drops as a
+// comment.
+var storageCode = regexp.MustCompile(`(?s)<ac:structured-macro[^>]*ac:name="(?:code|noformat)"[^>]*>.*?<ac:plain-text-body>\s*<!\[CDATA\[(.*?)\]\]>\s*</ac:plain-text-body>.*?</ac:structured-macro>`)
+
+// confluenceCode turns the code blocks of Confluence's storage format into
+// <pre> blocks, their text escaped.
+func confluenceCode(data []byte) []byte {
+	if !bytes.Contains(data, []byte("<ac:structured-macro")) {
+		return data
+	}
+	return storageCode.ReplaceAllFunc(data, func(m []byte) []byte {
+		text := storageCode.FindSubmatch(m)[1]
+		return []byte("<pre>" + html.EscapeString(string(text)) + "</pre>")
+	})
 }
 
 type htmlConv struct {

@@ -144,3 +144,25 @@ func TestHTMLMonospaceClassesAreCode(t *testing.T) {
 		t.Errorf("signatures %+v, want the monospace error", inc.Signatures)
 	}
 }
+
+// Confluence's storage format keeps a code block's text in CDATA, which an
+// HTML parser drops as a comment: the block is its code, and its text
+// stays text.
+func TestConfluenceStorageFormatCode(t *testing.T) {
+	page := `<h2>What happened</h2>
+<p>The nightly export failed. The job log said:</p>
+<ac:structured-macro ac:name="code" ac:schema-version="1"><ac:parameter ac:name="language">text</ac:parameter><ac:plain-text-body><![CDATA[2024-03-02 01:12:44 ERROR ExportJob - java.net.UnknownHostException: db-replica.internal: Name or service not known
+</pre><script>alert(1)</script>]]></ac:plain-text-body></ac:structured-macro>
+<h2>Root cause</h2>
+<p>The replica's DNS record was removed.</p>`
+	inc, _, err := ParseHTML("export.html", []byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inc.Signatures) != 1 || !strings.Contains(inc.Signatures[0].Text, "UnknownHostException: db-replica.internal") {
+		t.Errorf("signatures %+v, want the code block's line", inc.Signatures)
+	}
+	if !strings.Contains(inc.Body, "<script>alert(1)</script>") || strings.Contains(inc.Body, "\n<script>") {
+		t.Errorf("body %q: want the CDATA's markup kept as the code block's text", inc.Body)
+	}
+}
