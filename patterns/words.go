@@ -124,7 +124,7 @@ func errorClassName(s string) bool {
 	if i := strings.LastIndexByte(s, '.'); i >= 0 {
 		s = s[i+1:]
 	}
-	if len(s) < 8 || s[0] < 'A' || s[0] > 'Z' {
+	if len(s) < 7 || s[0] < 'A' || s[0] > 'Z' { // OSError, IOError
 		return false
 	}
 	return strings.HasSuffix(s, "Error") || strings.HasSuffix(s, "Exception") || strings.HasSuffix(s, "Failure") || strings.HasSuffix(s, "Fault")

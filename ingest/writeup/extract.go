@@ -195,7 +195,7 @@ type cmdStep struct {
 // events), any other non-empty line starts a new entry.
 func logEntries(lines []string) []string {
 	var out []string
-	indent := -1
+	indent, frame := -1, -1
 	for _, l := range lines {
 		if strings.TrimSpace(l) == "" {
 			indent = -1
@@ -203,6 +203,20 @@ func logEntries(lines []string) []string {
 		}
 		ind := len(l) - len(strings.TrimLeft(l, " \t"))
 		t := strings.TrimSpace(l)
+		if frame >= 0 && ind > frame {
+			continue // the source line under a Python frame
+		}
+		frame = -1
+		if stackFrame(t) {
+			// A stack trace's header and frames are not the error: the
+			// exception line after them is ("OSError: [Errno 24] Too
+			// many open files").
+			if strings.HasPrefix(t, "File ") {
+				frame = ind
+			}
+			indent = -1
+			continue
+		}
 		if describeChrome(t) {
 			// kubectl describe's "Events:" heading, its column heads
 			// and rule: not log text, and not what the rows continue.
@@ -217,6 +231,24 @@ func logEntries(lines []string) []string {
 		out = append(out, strings.TrimSpace(l))
 	}
 	return out
+}
+
+// stackFrame reports a line of a stack trace that is not its error: a
+// Python traceback's header and its `File "x", line N, in f` frames, Java's
+// and Node's "at pkg.Class.method(File.java:12)" frames, Java's "... 12
+// more".
+func stackFrame(t string) bool {
+	switch {
+	case strings.HasPrefix(t, "Traceback (most recent call last)"):
+		return true
+	case strings.HasPrefix(t, `File "`) && strings.Contains(t, `", line `):
+		return true
+	case strings.HasPrefix(t, "at ") && (strings.HasSuffix(t, ")") || strings.Contains(t, ".java:")) && strings.Contains(t, "("):
+		return true
+	case strings.HasPrefix(t, "... ") && strings.HasSuffix(t, " more"):
+		return true
+	}
+	return false
 }
 
 // describeChrome reports the lines around kubectl describe's event rows:

@@ -401,3 +401,29 @@ func signatureTexts(t *testing.T, name, doc string) []string {
 	}
 	return got
 }
+
+// A stack trace's header and frames are not its error: the exception
+// line is. Raw <pre> in Markdown (a GitHub issue's <details> of logs) is a
+// code block, and a bug template's heading is no title.
+func TestStackTracesAndGitHubIssues(t *testing.T) {
+	for _, c := range []struct{ name, doc, want string }{
+		{"python traceback", "# Workers die\n\n```\nTraceback (most recent call last):\n  File \"/app/worker.py\", line 12, in <module>\n    open(path)\nOSError: [Errno 24] Too many open files\n```\n",
+			"OSError: [Errno 24] Too many open files"},
+		{"node frames", "# Queue stalls\n\n```\nReplyError: NOSCRIPT No matching script. Please use EVAL.\n    at parseError (/app/node_modules/redis-parser/lib/parser.js:179:12)\n    at parseType (/app/node_modules/redis-parser/lib/parser.js:302:14)\n```\n",
+			"ReplyError: NOSCRIPT No matching script. Please use EVAL."},
+		{"details of a github issue", "### Describe the bug\n\nThe worker crashes.\n\n<details><summary>Logs</summary>\n<pre>\nTraceback (most recent call last):\nOSError: [Errno 24] Too many open files\n</pre>\n</details>\n",
+			"OSError: [Errno 24] Too many open files"},
+	} {
+		got := signatureTexts(t, "w.md", c.doc)
+		if len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s: signatures %q, want only %q", c.name, got, c.want)
+		}
+	}
+	incs, err := ParseWriteup("bug-123.md", []byte("### Describe the bug\n\nThe worker crashes.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if incs[0].Title == "Describe the bug" {
+		t.Errorf("title %q: a bug template's heading is a part, not the title", incs[0].Title)
+	}
+}

@@ -26,7 +26,7 @@ var headingRules = []struct {
 	{kb.SectionFix, []string{"fix", "fixes", "fixed", "the fix", "resolution", "resolve", "resolved", "solution", "solutions", "remediation", "remediations", "what fixed it",
 		"repair", "recovery", "how we got out of it", "got out of it", "how we fixed it", "how it was fixed", "how we recovered", "restoration", "restoring service",
 		"what we did", "what we changed", "what we did about it", "how we fixed"}},
-	{kb.SectionSymptoms, []string{"symptom", "symptoms", "what we saw", "detection", "detected", "signs", "error message", "error messages", "pod events", "observed behavior", "observed behaviour", "alerts", "how it shows", "errors seen", "how we noticed", "how it was noticed"}},
+	{kb.SectionSymptoms, []string{"symptom", "symptoms", "describe the bug", "bug description", "current behavior", "current behaviour", "actual behavior", "actual behaviour", "what we saw", "detection", "detected", "signs", "error message", "error messages", "pod events", "observed behavior", "observed behaviour", "alerts", "how it shows", "errors seen", "how we noticed", "how it was noticed"}},
 	{kb.SectionImpact, []string{"impact", "customer impact", "user impact", "blast radius", "who was affected", "what was affected"}},
 	{kb.SectionTimeline, []string{"timeline", "chronology", "sequence of events", "timeline of events"}},
 	{kb.SectionLessons, []string{"lesson", "lessons", "lessons learned", "lessons learnt", "takeaway", "takeaways", "learnings", "learned", "learnt", "retrospective", "what went well", "what went badly", "what didn t go well", "what we learned"}},

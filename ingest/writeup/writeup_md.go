@@ -3,6 +3,7 @@ package writeup
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"regexp"
 	"slices"
 	"strings"
@@ -232,8 +233,16 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		raw := strings.TrimSpace(string(joinSegments(n.Lines(), d.src)))
 		d.leadIn = !inBlockquote(n) && leadsIn(raw)
 	case *ast.HTMLBlock:
-		if inBlockquote(n) {
+		switch {
+		case inBlockquote(n):
 			d.addQuotedHTML(n)
+		default:
+			// Raw <pre> in Markdown (a GitHub issue's <details> of logs)
+			// is a code block.
+			for _, code := range htmlPre.FindAllStringSubmatch(strings.Join(linesOf(n.Lines(), d.src), "\n"), -1) {
+				text := html.UnescapeString(htmlTag.ReplaceAllString(code[1], ""))
+				d.addCode("", strings.Split(strings.Trim(text, "\n"), "\n"))
+			}
 		}
 		return ast.WalkSkipChildren, nil
 	case *ast.Link:
@@ -625,6 +634,9 @@ func (d *mdDoc) addQuotedHTML(n *ast.HTMLBlock) {
 }
 
 var htmlTag = regexp.MustCompile(`<[^>]*>`)
+
+// htmlPre matches a <pre> element of raw HTML and its content.
+var htmlPre = regexp.MustCompile(`(?is)<pre[^>]*>(.*?)</pre>`)
 
 var dateLine = regexp.MustCompile(`(?i)\b(?:date|last updated|updated|occurred|incident date|when)\W{0,4}\s*(\d{4}-\d{2}-\d{2})`)
 
