@@ -427,3 +427,11 @@ func TestStackTracesAndGitHubIssues(t *testing.T) {
 		t.Errorf("title %q: a bug template's heading is a part, not the title", incs[0].Title)
 	}
 }
+
+// A Notion export puts a callout in <aside>: its error is the write-up's.
+func TestNotionCallout(t *testing.T) {
+	doc := "# Export job fails\n\nStatus: Done\nOwner: Data team\n\n<aside>\n💡 The job log showed: java.net.UnknownHostException: db-replica.internal: Name or service not known\n</aside>\n\n## Root cause\n\nThe DNS record was removed.\n"
+	if got := signatureTexts(t, "export.md", doc); len(got) != 1 || !strings.Contains(got[0], "UnknownHostException: db-replica.internal") {
+		t.Errorf("signatures %q, want the callout's error", got)
+	}
+}

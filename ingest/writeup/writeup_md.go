@@ -233,8 +233,13 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		raw := strings.TrimSpace(string(joinSegments(n.Lines(), d.src)))
 		d.leadIn = !inBlockquote(n) && leadsIn(raw)
 	case *ast.HTMLBlock:
+		raw := strings.TrimSpace(strings.Join(linesOf(n.Lines(), d.src), "\n"))
 		switch {
 		case inBlockquote(n):
+			d.addQuotedHTML(n)
+		case strings.HasPrefix(raw, "<aside") && !strings.Contains(raw, "<pre"):
+			// A Notion callout, exported as <aside>: its lines are read as
+			// a blockquote's.
 			d.addQuotedHTML(n)
 		default:
 			// Raw <pre> in Markdown (a GitHub issue's <details> of logs)
