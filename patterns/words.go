@@ -221,42 +221,33 @@ var weakErrorWords = hashSet(
 // or error level in its prefix or record, a Warning event, an error word
 // ("failed", "refused", "timeout", ...), or "not"/"no" before a word ("not
 // ready", "no such file").
-func IsFailure(line string) bool {
+func IsFailure(line string) bool { return fails(line, true) }
+
+// FailsPlainly reports a line that reads as a failure by more than a
+// "not" or "no": its level, an error word that is not weak, or a word of
+// failure shape. "but why not on the mac" is a sentence.
+func FailsPlainly(line string) bool { return fails(line, false) }
+
+// fails is IsFailure, and FailsPlainly when negation is false: "not" or
+// "no" before a word counts only with it.
+func fails(line string, negation bool) bool {
 	p := Prepare(line)
 	if p.Level >= LevelWarn {
 		return true
 	}
 	toks := Tokenize(p.Text, nil)
 	for i, t := range toks {
-		if t.Kind == KindWord && !errorWords[t.Hash] && failureShape(p.Text[t.Start:t.End]) {
-			return true
-		}
-		if t.Kind != KindWord || !errorWords[t.Hash] {
-			continue
-		}
-		if !weakErrorWords[t.Hash] {
-			return true
-		}
-		if (t.Hash == hashLower("not") || t.Hash == hashLower("no")) && i+1 < len(toks) {
-			return true
-		}
-	}
-	return false
-}
-
-// FailsPlainly reports a line that reads as a failure by more than a
-// "not" or "no": its level, an error word that is not weak, or a word of
-// failure shape. "but why not on the mac" is a sentence.
-func FailsPlainly(line string) bool {
-	p := Prepare(line)
-	if p.Level >= LevelWarn {
-		return true
-	}
-	for _, t := range Tokenize(p.Text, nil) {
 		if t.Kind != KindWord {
 			continue
 		}
-		if errorWords[t.Hash] && !weakErrorWords[t.Hash] || failureShape(p.Text[t.Start:t.End]) {
+		switch {
+		case !errorWords[t.Hash]:
+			if failureShape(p.Text[t.Start:t.End]) {
+				return true
+			}
+		case !weakErrorWords[t.Hash]:
+			return true
+		case negation && (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(toks):
 			return true
 		}
 	}

@@ -215,8 +215,9 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if d.addLineHeading(n) {
 			return ast.WalkSkipChildren, nil
 		}
+		quoted := inBlockquote(n)
 		switch {
-		case inBlockquote(n):
+		case quoted:
 			d.addQuotedBlock(n, looksLogged)
 		case leadIn && n.Lines().Len() <= maxPastedLines && inList(n):
 			// A list item under an item that leads in ("top line:"): list
@@ -229,9 +230,8 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 			// prose follows lead-ins too.
 			d.addQuotedBlock(n, pastedShaped)
 		}
-		d.addProse(n)
-		raw := strings.TrimSpace(string(joinSegments(n.Lines(), d.src)))
-		d.leadIn = !inBlockquote(n) && leadsIn(raw)
+		raw := d.addProse(n)
+		d.leadIn = !quoted && leadsIn(strings.TrimSpace(raw))
 	case *ast.HTMLBlock:
 		raw := strings.TrimSpace(strings.Join(linesOf(n.Lines(), d.src), "\n"))
 		switch {
@@ -244,7 +244,7 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		default:
 			// Raw <pre> in Markdown (a GitHub issue's <details> of logs)
 			// is a code block.
-			for _, code := range htmlPre.FindAllStringSubmatch(strings.Join(linesOf(n.Lines(), d.src), "\n"), -1) {
+			for _, code := range htmlPre.FindAllStringSubmatch(raw, -1) {
 				text := html.UnescapeString(htmlTag.ReplaceAllString(code[1], ""))
 				d.addCode("", strings.Split(strings.Trim(text, "\n"), "\n"))
 			}
@@ -476,9 +476,12 @@ func rankQuiet(quiet []sigCandidate) []sigCandidate {
 }
 
 // inBlockquote reports whether n sits in a blockquote (at any depth).
-func inBlockquote(n ast.Node) bool {
+func inBlockquote(n ast.Node) bool { return within(n, ast.KindBlockquote) }
+
+// within reports whether n sits in a node of kind k (at any depth).
+func within(n ast.Node, k ast.NodeKind) bool {
 	for p := n.Parent(); p != nil; p = p.Parent() {
-		if _, ok := p.(*ast.Blockquote); ok {
+		if p.Kind() == k {
 			return true
 		}
 	}
@@ -531,11 +534,21 @@ func wholeCodeSpan(s string) (string, bool) {
 // blockquote: a log line has a prefix (level, timestamp, klog), an error
 // identifier, a colon-separated message, or no sentence ending.
 func looksLogged(s string) bool {
-	if logShaped(s) {
-		return true
-	}
+	return logShaped(s) || !proseSentence(s)
+}
+
+// proseSentence reports a line of prose: more than eight words ending in a
+// period.
+func proseSentence(s string) bool {
 	t := strings.TrimSpace(s)
-	return !strings.HasSuffix(t, ".") || len(strings.Fields(t)) <= 8
+	return strings.HasSuffix(t, ".") && len(strings.Fields(t)) > 8
+}
+
+// prefixed reports a line that starts with a log prefix or level (see
+// patterns.Prepare).
+func prefixed(s string) bool {
+	p := patterns.Prepare(s)
+	return p.Level > 0 || len(p.Text) < len(s)
 }
 
 // maxPastedLines is the most lines a paragraph pasted under a lead-in has:
@@ -550,15 +563,10 @@ func pastedShaped(s string) bool {
 	if strings.Contains(s, "`") {
 		return false
 	}
-	p := patterns.Prepare(s)
-	t := strings.TrimSpace(s)
-	switch {
-	case p.Level > 0 || len(p.Text) < len(s) || strings.Contains(t, ": "):
+	if prefixed(s) || strings.Contains(s, ": ") {
 		return true
-	case strings.HasSuffix(t, ".") && len(strings.Fields(t)) > 8:
-		return false // a sentence
 	}
-	return logShaped(s)
+	return !proseSentence(s) && logShaped(s)
 }
 
 // leadsIn reports a paragraph that introduces what follows it: it ends in
@@ -579,23 +587,14 @@ var leadInWords = map[string]bool{
 }
 
 // inList reports whether n sits in a list item.
-func inList(n ast.Node) bool {
-	for p := n.Parent(); p != nil; p = p.Parent() {
-		if p.Kind() == ast.KindListItem {
-			return true
-		}
-	}
-	return false
-}
+func inList(n ast.Node) bool { return within(n, ast.KindListItem) }
 
 // loggedItem reports a list item that is a pasted log line: a prefix, a
 // level in capitals before a colon ("ERROR: canceling statement"), or an
-// exception class ("PG::QueryCanceled", "OperationalError").
+// exception class ("PG::QueryCanceled", "OperationalError"). (Lines with
+// inline code never get here: see addQuotedBlock.)
 func loggedItem(s string) bool {
-	if strings.Contains(s, "`") {
-		return false
-	}
-	if p := patterns.Prepare(s); p.Level > 0 || len(p.Text) < len(s) {
+	if prefixed(s) {
 		return true
 	}
 	for _, f := range strings.Fields(s) {
@@ -617,8 +616,7 @@ func loggedItem(s string) bool {
 // timestamp, klog), a colon-separated message, brackets, braces, a key=value,
 // a path or an identifier with an underscore.
 func logShaped(s string) bool {
-	p := patterns.Prepare(s)
-	if p.Level > 0 || len(p.Text) < len(s) {
+	if prefixed(s) {
 		return true
 	}
 	t := strings.TrimSpace(s)
@@ -646,8 +644,9 @@ var htmlPre = regexp.MustCompile(`(?is)<pre[^>]*>(.*?)</pre>`)
 var dateLine = regexp.MustCompile(`(?i)\b(?:date|last updated|updated|occurred|incident date|when)\W{0,4}\s*(\d{4}-\d{2}-\d{2})`)
 
 // addProse looks at a paragraph: quoted error text and error-like inline
-// code become signatures; a "Date: 2024-01-02" line dates the incident.
-func (d *mdDoc) addProse(n ast.Node) {
+// code become signatures; a "Date: 2024-01-02" line dates the incident. It
+// returns the paragraph's text.
+func (d *mdDoc) addProse(n ast.Node) string {
 	raw := string(joinSegments(n.Lines(), d.src))
 	if d.firstPar == "" && len(d.heads) <= 1 {
 		d.firstPar = strings.TrimSpace(raw)
@@ -683,6 +682,7 @@ func (d *mdDoc) addProse(n ast.Node) {
 			}
 		}
 	}
+	return raw
 }
 
 // fillSections sets the incident's sections and the fields that come from
