@@ -133,6 +133,9 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	if m.OtherMessage {
 		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line gives %s another message than the signature", sigTokenText(c, pat, int(c.classTok-1))))
 	}
+	if m.Scattered {
+		ex.Notes = append(ex.Notes, "score halved: the line has the signature's words one by one among others, not its message")
+	}
 	if m.OtherClass {
 		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line names another exception class where the signature has %s", sigTokenText(c, pat, int(c.lastClass-1))))
 	}

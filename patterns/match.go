@@ -391,6 +391,10 @@ func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, ds
 			m.Score *= negationFactor
 			m.OtherClass = true
 		}
+		if float32(m.Score) >= min && s.scattered(c, text, sc) {
+			m.Score *= negationFactor
+			m.Scattered = true
+		}
 		if f := float32(m.Score); f >= min {
 			if f >= 1 && (perfect < 0 || x.sig < perfect) {
 				perfect = x.sig
@@ -879,6 +883,37 @@ func (s *Set) negatedChain(sig *compiled, text string, sc *scratch) bool {
 	return false
 }
 
+// scattered reports whether the chain alignSparse last found pairs three
+// words or more and no pair is next to the one before it in the line:
+// the signature's words are there one by one, each among other words, as
+// in a long line that happens to use them ("checking", "authorization"
+// and "failed" across an ACME error against the signature "Checking
+// authorization failed"). A message matched as a message has at least two
+// of its words together.
+func (s *Set) scattered(c *compiled, text string, sc *scratch) bool {
+	v := s.view(c)
+	n := 0
+	for k := sc.chain; k >= 0; k = sc.pred[k] {
+		if v.toks[sc.pairs[k].i].kind == KindWord {
+			n++ // masks are what varies, not the message's words
+		}
+		if p := sc.pred[k]; p >= 0 && !hasWord(text[sc.known[sc.pairs[p].j].End:sc.known[sc.pairs[k].j].Start]) {
+			return false
+		}
+	}
+	return n >= 3
+}
+
+// hasWord reports whether text has a letter or a digit.
+func hasWord(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if isLetter(text[i]) || isDigit(text[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // negatedPair reports whether the line says the opposite of the signature
 // between two aligned tokens, signature tokens a < b, with gap the line's
 // text between them: a negation the signature does not have between the
@@ -888,7 +923,7 @@ func (c *sigView) negatedPair(a, b int32, gap string) bool {
 	if b == a+1 {
 		return len(gap) >= len(" no ") && negates(gap)
 	}
-	if b-a > 3 {
+	if b-a > 6 || b-a > 3 && hasWord(gap) {
 		return false
 	}
 	for k := a + 1; k < b; k++ {
@@ -898,6 +933,7 @@ func (c *sigView) negatedPair(a, b int32, gap string) bool {
 	}
 	return false
 }
+
 
 var hashNo, hashNot, hashNever = hashLower("no"), hashLower("not"), hashLower("never")
 
@@ -961,7 +997,7 @@ func qualifiedName(w string) bool {
 }
 
 // negationFactor scales the score of a line that negates its signature.
-const negationFactor = 0.5
+const negationFactor = 0.49
 
 // negates reports whether gap, the line's text between two tokens that
 // are next to each other in the signature, is a negation put between

@@ -351,6 +351,7 @@ func TestMatchNegatedLineScoresLower(t *testing.T) {
 		{ID: "disk", Group: "disk", Text: "KubeletHasDiskPressure kubelet has disk pressure"},
 		{ID: "notready", Group: "notready", Text: "Warning  NodeNotReady  Node is not ready"},
 		{ID: "manifest", Group: "manifest", Text: "manifest unknown"},
+		{ID: "pool", Group: "pool", Text: "HikariPool-1 - Connection is not available, request timed out after 30000ms."},
 	}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -366,6 +367,10 @@ func TestMatchNegatedLineScoresLower(t *testing.T) {
 	for _, tt := range []struct{ group, says, negated string }{
 		{"disk", "DiskPressure True KubeletHasDiskPressure kubelet has disk pressure", "DiskPressure False KubeletHasNoDiskPressure kubelet has no disk pressure"},
 		{"notready", "Warning NodeNotReady Node is not ready", "Normal NodeNotReady Node is ready"},
+		// The line joins the words on either side of a negated phrase it
+		// leaves out: nginx's "Connection timed out" is no pool that "is
+		// not available".
+		{"pool", "java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available, request timed out after 30005ms.", "2018/02/05 22:18:57 [error] 10#0: *55 upstream timed out (110: Connection timed out) while connecting to upstream, client: 192.168.99.1"},
 	} {
 		pos, neg := score(tt.says, tt.group), score(tt.negated, tt.group)
 		if pos < s.MinScore() || neg >= s.MinScore() || neg > pos*0.55 {
@@ -381,6 +386,28 @@ func TestMatchNegatedLineScoresLower(t *testing.T) {
 	}
 	if got := score("Error response from daemon: manifest for acme/web:1.0 not found: manifest unknown", "manifest"); got != 1 {
 		t.Errorf("manifest unknown with a far-away 'not' = %.3f, want 1", got)
+	}
+}
+
+// TestScatteredWordsScoreHalf: a long line that has a short signature's
+// words one by one, each among other words, does not print its message;
+// the same words together do.
+func TestScatteredWordsScoreHalf(t *testing.T) {
+	s, err := Compile([]Def{{ID: "auth", Group: "auth", Text: `{"t":{"$date":"2023-04-02T10:11:12.000+00:00"},"s":"I","c":"ACCESS","id":20436,"ctx":"conn12","msg":"Checking authorization failed","attr":{"error":{"code":13,"codeName":"Unauthorized"}}}`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	far := `E0618 04:49:34.054469 1 sync.go:242] Error checking ACME domain validation: error getting authorization for domains: rate limited: too many failed authorizations recently`
+	ms := s.MatchMode(far, Stream, 0.01, nil)
+	if len(ms) == 0 || !ms[0].Scattered || ms[0].Score >= s.MinScore() {
+		t.Fatalf("%q: %+v, want the match halved below %.2f for scattered words", far, ms, s.MinScore())
+	}
+	if ex := s.Explain(far, ms[0]); !strings.Contains(strings.Join(ex.Notes, " "), "one by one") {
+		t.Errorf("explanation notes %q: want the halving explained", ex.Notes)
+	}
+	near := `{"t":{"$date":"2024-01-09T08:00:00.000+00:00"},"s":"I","c":"ACCESS","id":20436,"ctx":"conn7","msg":"Checking authorization failed","attr":{"error":{"code":13}}}`
+	if ms := s.Match(near, nil); len(ms) == 0 || ms[0].Scattered {
+		t.Errorf("%q: %+v, want a match, not halved", near, ms)
 	}
 }
 

@@ -75,6 +75,10 @@ type Match struct {
 	// the signature's was the last of it to match, and the score was
 	// halved for it.
 	OtherClass bool
+	// Scattered is set when the line has three or more of the signature's
+	// words with other words between every two of them, and the score was
+	// halved for it.
+	Scattered bool
 }
 
 // Set is an immutable, compiled set of signatures. It is safe for
