@@ -934,7 +934,6 @@ func (c *sigView) negatedPair(a, b int32, gap string) bool {
 	return false
 }
 
-
 var hashNo, hashNot, hashNever = hashLower("no"), hashLower("not"), hashLower("never")
 
 // isNegation reports whether a token's hash is a negation word's.
