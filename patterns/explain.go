@@ -69,6 +69,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	v, pat := s.view(&s.pats[m.Sig]), s.Pattern(m.Sig)
 	c := &v
 	toks := Tokenize(p.Text, nil)
+	s.unNegate(p.Text, toks)
 	ex := Explanation{Text: p.Text, Score: m.Score, Direction: "stream", Captures: Captures(p.Text, toks)}
 	if m.Fragment {
 		ex.Direction = "fragment"

@@ -98,6 +98,7 @@ func (s *Set) MatchFailure(p Prepared, mode Mode, minScore float64, top int, dst
 	sc := s.getScratch()
 	defer s.scratch.Put(sc)
 	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
+	s.unNegate(p.Text, sc.toks)
 	sc.level, sc.fails = p.Level, false
 	start := len(dst)
 	dst = s.candidates(p.Text, mode, min, top, sc, dst)
@@ -876,6 +877,9 @@ func (s *Set) negatedChain(sig *compiled, text string, sc *scratch) bool {
 	c := s.view(sig)
 	for k := sc.chain; k >= 0 && sc.pred[k] >= 0; k = sc.pred[k] {
 		p, prev := sc.pairs[k], sc.pairs[sc.pred[k]]
+		if t := sc.known[p.j]; s.unStems != nil && s.unStems[hashLower(text[t.Start:t.End])] == t.Hash {
+			continue // its negation is the signature's "un" (see unNegate)
+		}
 		if c.negatedPair(prev.i, p.i, text[sc.known[prev.j].End:sc.known[p.j].Start]) {
 			return true
 		}

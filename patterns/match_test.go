@@ -502,3 +502,37 @@ func TestLevelIsTheFailureOfASignatureWithoutErrorWords(t *testing.T) {
 		t.Error("the same failure did not match")
 	}
 }
+
+// TestNegatedStemIsTheUnWord: "didn't tolerate" is "untolerated", "not
+// authorized" is "Unauthorized": a runtime or version prints one where the
+// write-up's has the other. The line's negation is not read as saying the
+// opposite, and the stem alone is not the word; a signature that has the
+// stem itself ("Name or service not known") keeps it.
+func TestNegatedStemIsTheUnWord(t *testing.T) {
+	s, err := Compile([]Def{
+		{ID: "taint", Group: "taint", Text: `Warning FailedScheduling default-scheduler 0/3 nodes are available: 3 node(s) untolerated taint`},
+		{ID: "auth", Group: "auth", Text: `Error response from registry: Unauthorized`},
+		{ID: "dns", Group: "dns", Text: `java.net.UnknownHostException: kafka: Name or service not known`},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ line, group string }{
+		{`0/5 nodes are available: 5 node(s) didn't tolerate taint`, "taint"},
+		{`0/5 nodes are available: 5 node(s) did not tolerate taint`, "taint"},
+		{`error from registry: not authorized`, "auth"},
+	} {
+		ms := s.Match(tt.line, nil)
+		if len(ms) == 0 || s.Def(ms[0].Sig).Group != tt.group || ms[0].Negated {
+			t.Errorf("%q: %+v, want %s, not negated", tt.line, ms, tt.group)
+		}
+	}
+	for _, l := range []string{`0/5 nodes are available: 5 node(s) tolerate taint`, `registry: authorized`} {
+		if ms := s.Match(l, nil); len(ms) > 0 {
+			t.Errorf("%q: %+v, want no match: the stem without a negation is not the word", l, ms)
+		}
+	}
+	if ms := s.Match(`java.net.UnknownHostException: kafka: Name or service not known`, nil); len(ms) == 0 || ms[0].Score < 0.99 {
+		t.Errorf("the signature's own 'not known': %+v, want a full match", ms)
+	}
+}

@@ -98,6 +98,10 @@ type Set struct {
 	df       map[uint64]int32 // literal hash → number of groups with it
 	groups   int
 	idfMax   float32 // the IDF of a word no signature has
+	// unStems maps the stem of a signature's "un" word to the word
+	// ("tolerate" → "untolerated"): a line that says "didn't tolerate"
+	// or "not authorized" has it (see unNegate). Nil when none has one.
+	unStems  map[uint64]uint64
 	minScore float32
 	scratch  sync.Pool
 }
@@ -284,6 +288,14 @@ func Compile(defs []Def, opts Options) (*Set, error) {
 	}
 	s.families()
 	s.errMasks = s.buildVocab(words, shapes)
+	for stem := range s.unStems {
+		if s.df[stem] > 0 {
+			delete(s.unStems, stem) // a signature has the stem itself: "Name or service not known"
+		}
+	}
+	if len(s.unStems) == 0 {
+		s.unStems = nil
+	}
 	s.pre = make([]preSig, len(s.pats))
 	for i := range s.pats {
 		c := &s.pats[i]
@@ -637,6 +649,7 @@ func (s *Set) countDF() (patternSizes, wordShapes, error) {
 				if s.df[t.Hash] == 0 && !t.Placeholder {
 					w := p.Text[t.Start:t.End]
 					shapes.forms = inflect(w, t.Hash, shapes.forms)
+					s.unStems = unStems(w, t.Hash, s.unStems)
 					if failureShape(w) {
 						if shapes.failing == nil {
 							shapes.failing = map[uint64]bool{}

@@ -306,3 +306,77 @@ func inflect(w string, h uint64, forms map[uint64]uint64) map[uint64]uint64 {
 	}
 	return forms
 }
+
+// unStems adds to stems (stem hash → word hash) the stems of w (hash h)
+// when it is an error word made with "un" (untolerated, unauthorized,
+// unreachable, uninitialized): "tolerated" and "tolerate" for
+// "untolerated". A line that puts a negation before the stem says the
+// word: the scheduler once printed "didn't tolerate" where it now prints
+// "untolerated", and clients print "not authorized" for "Unauthorized".
+func unStems(w string, h uint64, stems map[uint64]uint64) map[uint64]uint64 {
+	lw := strings.ToLower(w)
+	if len(lw) < 7 || !strings.HasPrefix(lw, "un") || weakErrorWords[h] || !errorWords[h] && !failureShape(w) {
+		return stems
+	}
+	rest := lw[2:]
+	for i := 0; i < len(rest); i++ {
+		if !isLetter(rest[i]) {
+			return stems
+		}
+	}
+	add := func(f string) {
+		if stems == nil {
+			stems = make(map[uint64]uint64)
+		}
+		if _, ok := stems[hashLower(f)]; !ok {
+			stems[hashLower(f)] = h
+		}
+	}
+	add(rest)
+	if strings.HasSuffix(rest, "ed") {
+		add(rest[:len(rest)-1]) // tolerated → tolerate
+		add(rest[:len(rest)-2]) // mounted → mount
+	}
+	return stems
+}
+
+var hashT = hashLower("t")
+
+// unNegate reads a negation before the stem of a signature's "un" word as
+// that word (see unStems): in "the pod didn't tolerate" the token
+// "tolerate" becomes "untolerated". The negation is "not", "never" or a
+// word ending in "n't" ("didn't", "isn't": tokens "didn", "t"). It reports
+// whether it changed a token.
+func (s *Set) unNegate(text string, toks []Token) bool {
+	if s.unStems == nil {
+		return false
+	}
+	changed := false
+	for i := 1; i < len(toks); i++ {
+		t := &toks[i]
+		if t.Kind != KindWord {
+			continue
+		}
+		w, ok := s.unStems[t.Hash]
+		if !ok || !negatedBefore(text, toks, i) {
+			continue
+		}
+		t.Hash, changed = w, true
+	}
+	return changed
+}
+
+// negatedBefore reports whether the token before toks[i] is "not" or
+// "never", or the "t" of a word ending in "n't".
+func negatedBefore(text string, toks []Token, i int) bool {
+	p := toks[i-1]
+	if p.Hash == hashNot || p.Hash == hashNever {
+		return true
+	}
+	if p.Hash != hashT || i < 2 {
+		return false
+	}
+	q := toks[i-2]
+	gap := text[q.End:p.Start]
+	return q.End-q.Start >= 2 && (text[q.End-1] == 'n' || text[q.End-1] == 'N') && (gap == "'" || gap == "’")
+}
