@@ -134,6 +134,9 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	if m.OtherMessage {
 		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line gives %s another message than the signature", sigTokenText(c, pat, int(c.classTok-1))))
 	}
+	if m.OtherTail {
+		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line has the signature's wrapper, not all of its message %q", sigTextFrom(c, pat, int(c.plainTail-1))))
+	}
 	if m.Scattered {
 		ex.Notes = append(ex.Notes, "score halved: the line has the signature's words one by one among others, not its message")
 	}
@@ -340,4 +343,14 @@ var placeholderKeys = map[string][]string{
 	"ip":           {"ip"},
 	"port":         {"port"},
 	"path":         {"path"},
+}
+
+// sigTextFrom returns the signature's tokens from i on, as the template
+// shows them, joined by spaces.
+func sigTextFrom(c *sigView, pat *Pattern, i int) string {
+	parts := make([]string, 0, len(c.toks)-i)
+	for k := i; k < len(c.toks); k++ {
+		parts = append(parts, sigTokenText(c, pat, k))
+	}
+	return strings.Join(parts, " ")
 }

@@ -392,6 +392,10 @@ func (s *Set) rank(text string, mode Mode, min float32, top int, sc *scratch, ds
 			m.Score *= negationFactor
 			m.OtherClass = true
 		}
+		if float32(m.Score) >= min && c.plainTail > 0 && s.plainTailMissed(c, sc) {
+			m.Score *= negationFactor
+			m.OtherTail = true
+		}
 		if float32(m.Score) >= min && s.scattered(c, text, sc) {
 			m.Score *= negationFactor
 			m.Scattered = true
@@ -881,6 +885,31 @@ func (s *Set) negatedChain(sig *compiled, text string, sc *scratch) bool {
 			continue // its negation is the signature's "un" (see unNegate)
 		}
 		if c.negatedPair(prev.i, p.i, text[sc.known[prev.j].End:sc.known[p.j].Start]) {
+			return true
+		}
+	}
+	return false
+}
+
+// plainTailMissed reports whether the chain alignSparse last found leaves
+// out the negation of the message after the signature's wrapper (see
+// compiled.plainTail): with no distinctive word of its own, that message
+// says what it says by it. "Error response from daemon: conflict: unable
+// to delete … image is being used by running container …" has the
+// daemon's wrapper and the word "container", not "No such container";
+// "Error response from daemon: no such id: web-1" has it.
+func (s *Set) plainTailMissed(c *compiled, sc *scratch) bool {
+	v := s.view(c)
+	from := int32(c.plainTail - 1)
+	for i := from; i < int32(len(v.toks)); i++ {
+		if t := v.toks[i]; t.kind != KindWord || !isNegation(t.hash) {
+			continue
+		}
+		on := false
+		for k := sc.chain; k >= 0 && !on; k = sc.pred[k] {
+			on = sc.pairs[k].i == i
+		}
+		if !on {
 			return true
 		}
 	}

@@ -536,3 +536,28 @@ func TestNegatedStemIsTheUnWord(t *testing.T) {
 		t.Errorf("the signature's own 'not known': %+v, want a full match", ms)
 	}
 }
+
+// TestWrapperWithoutItsNegatedMessageScoresHalf: a signature whose
+// distinctive words are all in its wrapper ("Error response from
+// daemon:") and whose message is a negation and plain words ("No such
+// container") needs the negation: the daemon's other errors that name a
+// container are other failures; its older wording "no such id" is not.
+func TestWrapperWithoutItsNegatedMessageScoresHalf(t *testing.T) {
+	s, err := Compile([]Def{{ID: "gone", Group: "gone", Text: `Error response from daemon: No such container: 4f2b9c1d7e3a`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := `Error response from daemon: conflict: unable to delete 8000bafa387b (cannot be forced) - image is being used by running container 1d36e81c665f`
+	ms := s.MatchMode(other, Stream, 0.01, nil)
+	if len(ms) == 0 || !ms[0].OtherTail || ms[0].Score >= s.MinScore() {
+		t.Fatalf("%q: %+v, want the match halved below %.2f", other, ms, s.MinScore())
+	}
+	if ex := s.Explain(other, ms[0]); !strings.Contains(strings.Join(ex.Notes, " "), "No such container") {
+		t.Errorf("explanation notes %q: want the message it lacks named", ex.Notes)
+	}
+	for _, l := range []string{`Error response from daemon: No such container: web-1`, `Error response from daemon: no such id: test-mysql-2`} {
+		if ms := s.Match(l, nil); len(ms) == 0 || ms[0].OtherTail {
+			t.Errorf("%q: %+v, want a match, not halved", l, ms)
+		}
+	}
+}

@@ -75,6 +75,10 @@ type Match struct {
 	// the signature's was the last of it to match, and the score was
 	// halved for it.
 	OtherClass bool
+	// OtherTail is set when the line has the signature's wrapper without
+	// all the plain words of its message (see compiled.plainTail), and the
+	// score was halved for it.
+	OtherTail bool
 	// Scattered is set when the line has three or more of the signature's
 	// words with other words between every two of them, and the score was
 	// halved for it.
@@ -174,6 +178,12 @@ type compiled struct {
 	// exception or error class it names, message or not, or 0. See
 	// otherClass.
 	lastClass int16
+	// plainTail is 1 + the position among its tokens where the message
+	// after its wrapper starts, when all its distinctive words are in the
+	// wrapper and the message is a negation and plain words ("Error
+	// response from daemon: No such container: <id>"), or 0. See
+	// plainTailMissed.
+	plainTail int16
 	maskOff   [numKinds + 1]uint16 // kind k's positions are the masked positions [maskOff[k]:maskOff[k+1]]
 	maskTypes [numKinds]uint16     // number of mask types of each kind
 }
@@ -794,6 +804,7 @@ func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compile
 			nd++
 		}
 	}
+	c.plainTail = plainTail(p, toks, types)
 	c.needDistinct = min(nd, minDistinctMatched)
 	if c.needDistinct == 0 {
 		c.needDistinct = 1 // a signature without one can never match, as before
@@ -865,6 +876,42 @@ func (s *Set) typeInfoOf(p *Pattern, i int, words map[uint64]typeInfo) typeInfo 
 	ti := typeInfo{weight: w, isErr: errorWords[t.Hash], literal: true, distinct: distinct, anchor: distinct && w >= anchorMin}
 	words[t.Hash] = ti
 	return ti
+}
+
+// plainTail finds where the message after a signature's wrapper starts
+// (the token after its first ": "), when every distinctive word is before
+// it and the message says what it says with a negation and plain words
+// only: Docker's "Error response from daemon: No such container: <id>" is
+// its daemon's wrapper and the words "No such container". It returns 1 +
+// that token's position among toks, or 0.
+func plainTail(p *Pattern, toks []sigToken, types []typeInfo) int16 {
+	start := -1
+	for i := 1; i < len(toks); i++ {
+		prev, t := p.Tokens[toks[i-1].pos], p.Tokens[toks[i].pos]
+		if gap := p.Text[prev.End:t.Start]; strings.Contains(gap, ": ") {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return 0
+	}
+	head, neg := false, false
+	for i, t := range toks {
+		ti := types[t.typ]
+		switch {
+		case i < start:
+			head = head || ti.distinct
+		case ti.distinct:
+			return 0
+		case t.kind == KindWord && isNegation(t.hash):
+			neg = true
+		}
+	}
+	if !head || !neg {
+		return 0
+	}
+	return int16(start + 1)
 }
 
 // minDistinctMatched is how many distinctive words (see typeInfo.distinct)
