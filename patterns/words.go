@@ -353,15 +353,18 @@ func (s *Set) unNegate(text string, toks []Token) bool {
 	}
 	changed := false
 	for i := 1; i < len(toks); i++ {
+		// Hash comparisons first: most lines have no negation, and a map
+		// lookup per token would cost the no-match path.
+		if h := toks[i-1].Hash; h != hashNot && h != hashNever && h != hashT {
+			continue
+		}
 		t := &toks[i]
-		if t.Kind != KindWord {
+		if t.Kind != KindWord || !negatedBefore(text, toks, i) {
 			continue
 		}
-		w, ok := s.unStems[t.Hash]
-		if !ok || !negatedBefore(text, toks, i) {
-			continue
+		if w, ok := s.unStems[t.Hash]; ok {
+			t.Hash, changed = w, true
 		}
-		t.Hash, changed = w, true
 	}
 	return changed
 }
