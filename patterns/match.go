@@ -927,11 +927,21 @@ func (s *Set) scattered(c *compiled, text string, sc *scratch) bool {
 	v := s.view(c)
 	n := 0
 	for k := sc.chain; k >= 0; k = sc.pred[k] {
-		if v.toks[sc.pairs[k].i].kind == KindWord {
+		pr := sc.pairs[k]
+		if v.toks[pr.i].kind == KindWord {
 			n++ // masks are what varies, not the message's words
 		}
-		if p := sc.pred[k]; p >= 0 && !hasWord(text[sc.known[sc.pairs[p].j].End:sc.known[sc.pairs[k].j].Start]) {
+		if p := sc.pred[k]; p >= 0 && !hasWord(text[sc.known[sc.pairs[p].j].End:sc.known[pr.j].Start]) {
 			return false
+		}
+		// Where a word repeats, the chain may have taken the other one:
+		// the line still has the two words together ("on first connect
+		// [MongoError: connect ECONNREFUSED").
+		if pr.i > 0 && pr.j > 0 {
+			prev, st := sc.known[pr.j-1], v.toks[pr.i-1]
+			if st.kind == KindWord && prev.Hash == st.hash && !hasWord(text[prev.End:sc.known[pr.j].Start]) {
+				return false
+			}
 		}
 	}
 	return n >= 3

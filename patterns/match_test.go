@@ -409,6 +409,16 @@ func TestScatteredWordsScoreHalf(t *testing.T) {
 	if ms := s.Match(near, nil); len(ms) == 0 || ms[0].Scattered {
 		t.Errorf("%q: %+v, want a match, not halved", near, ms)
 	}
+	// A word the line repeats: the alignment may take the first
+	// "connect", but the line has "connect ECONNREFUSED" together.
+	s, err = Compile([]Def{{ID: "mongo", Group: "mongo", Text: `connect ECONNREFUSED ::1:27017`}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := `MongoError: failed to connect to server [127.0.0.1:27017] on first connect [MongoError: connect ECONNREFUSED 127.0.0.1:27017]`
+	if ms := s.MatchMode(twice, Stream, 0.01, nil); len(ms) == 0 || ms[0].Scattered {
+		t.Errorf("%q: %+v, want a match, not halved", twice, ms)
+	}
 }
 
 // TestMatchRepeatedRunCountsOnce: a signature that repeats itself
