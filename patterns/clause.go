@@ -57,6 +57,9 @@ func Clauses(example string) []string {
 		if distinct < 2 && (distinct < 1 || words < 6) || !IsFailure(c) && !(parentFails && words >= 3) {
 			return
 		}
+		if onlyErrno(c, toks) {
+			return
+		}
 		*dst = append(*dst, c)
 	}
 	// No clause comes from the message's context (see contextCut): the
@@ -166,4 +169,65 @@ func quotedParts(s string) []string {
 		}
 	}
 	return out
+}
+
+// errnoTexts are the messages of the socket errno values as the C library
+// and Go print them. Every program that talks to another prints them, so
+// a clause that says only which call failed and one of these ("connect:
+// connection refused", "read udp …: i/o timeout") is not a failure of its
+// own: nginx's refused upstream is no cert-manager webhook. (The errnos of
+// a resource running out, "no space left on device", "Cannot allocate
+// memory", stay clauses: which resource ran out is most of the failure.)
+var errnoTexts = func() [][]uint64 {
+	var out [][]uint64
+	for _, t := range []string{
+		"connection refused", "connection reset by peer", "connection timed out",
+		"network is unreachable", "no route to host", "broken pipe", "i/o timeout",
+		"operation timed out", "transport endpoint is not connected",
+		"software caused connection abort", "connection aborted",
+	} {
+		var hs []uint64
+		for _, tk := range Tokenize(t, nil) {
+			hs = append(hs, tk.Hash)
+		}
+		out = append(out, hs)
+	}
+	return out
+}()
+
+// syscallWords name the call or the socket that an errno text follows.
+var syscallWords = hashSet(
+	"connect", "dial", "tcp", "tcp4", "tcp6", "udp", "unix", "read", "write", "open",
+	"fork", "bind", "listen", "accept", "accept4", "stat", "lstat", "mkdir", "recv", "send",
+	"sendto", "recvfrom", "mmap", "socket", "exec", "errno", "syscall", "os", "error", "err",
+	"failed", "ioctl", "close", "unlink", "rename", "chmod", "chown", "remove", "create",
+)
+
+// onlyErrno reports whether clause c (tokens toks) is an errno text with
+// nothing around it but the call, its arguments (masks, numbers, a port)
+// and stop words.
+func onlyErrno(c string, toks []Token) bool {
+	rest := make([]bool, len(toks)) // tokens not yet explained
+	for k, t := range toks {
+		rest[k] = t.Kind == KindWord && !stopWords[t.Hash] && !syscallWords[t.Hash] && !strings.ContainsAny(c[t.Start:t.End], "0123456789")
+	}
+	found := false
+	for _, e := range errnoTexts {
+		for k := 0; k+len(e) <= len(toks); k++ {
+			match := true
+			for x, h := range e {
+				if toks[k+x].Hash != h {
+					match = false
+					break
+				}
+			}
+			if match {
+				found = true
+				for x := range e {
+					rest[k+x] = false
+				}
+			}
+		}
+	}
+	return found && !slices.Contains(rest, true)
 }

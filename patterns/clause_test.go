@@ -116,6 +116,27 @@ func TestUnquotedNamesWeighLittle(t *testing.T) {
 
 // PostgreSQL's DETAIL (and HINT, CONTEXT, ...) says which row or statement
 // the error was about; the tail after it is not a failure of its own.
+// A socket errno after the call that got it is every client's: a clause
+// of only that ("connect: connection refused", "dial tcp: i/o timeout")
+// would match any refused connection. The errno of a resource running out
+// stays one: which resource is most of the failure.
+func TestNoClauseIsOnlyASocketErrno(t *testing.T) {
+	for _, l := range []string{
+		`Error from server (InternalError): error when creating "issuer.yaml": Internal error occurred: failed calling webhook "webhook.cert-manager.io": Post "https://cert-manager-webhook.cert-manager.svc:443/mutate?timeout=10s": dial tcp 10.96.140.7:443: connect: connection refused`,
+		`time="2023-05-02T10:00:00Z" level=error msg="Failed to resync revoked tokens. retrying again in 1 minute: dial tcp: i/o timeout"`,
+	} {
+		for _, c := range Clauses(l) {
+			if toks := Tokenize(c, nil); onlyErrno(c, toks) || c == "connect: connection refused" || c == "i/o timeout" {
+				t.Errorf("Clauses(%q) holds %q: a socket errno and its call", l, c)
+			}
+		}
+	}
+	l := `failed to register layer: Error processing tar file(exit status 1): write /usr/share/vim/vim80/syntax/sisu.vim: no space left on device`
+	if cs := Clauses(l); !slices.ContainsFunc(cs, func(c string) bool { return strings.HasSuffix(c, "no space left on device") }) {
+		t.Errorf("Clauses(%q) = %q, want the write that ran out of space", l, cs)
+	}
+}
+
 func TestClausesSkipDetailFields(t *testing.T) {
 	cs := Clauses(`ERROR:  duplicate key value violates unique constraint "users_pkey" DETAIL:  Key (id)=(1) already exists.`)
 	for _, c := range cs {
