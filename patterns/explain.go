@@ -70,6 +70,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	c := &v
 	toks := Tokenize(p.Text, nil)
 	s.unNegate(p.Text, toks)
+	s.unqualify(p.Text, toks)
 	ex := Explanation{Text: p.Text, Score: m.Score, Direction: "stream", Captures: Captures(p.Text, toks)}
 	if m.Fragment {
 		ex.Direction = "fragment"

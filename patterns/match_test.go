@@ -571,3 +571,30 @@ func TestWrapperWithoutItsNegatedMessageScoresHalf(t *testing.T) {
 		}
 	}
 }
+
+// TestClassUnderAnotherPackageIsTheClass: Django re-raises SQLite's
+// sqlite3.OperationalError as django.db.utils.OperationalError, Java
+// clients print a class with or without its package: the class name is
+// what both have.
+func TestClassUnderAnotherPackageIsTheClass(t *testing.T) {
+	s, err := Compile([]Def{
+		{ID: "table", Group: "table", Text: `django.db.utils.OperationalError: no such table: event_type`},
+		{ID: "host", Group: "host", Text: `Caused by: java.net.UnknownHostException: kafka-0.kafka-headless: Name or service not known`},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ line, group string }{
+		{`sqlite3.OperationalError: no such table: event_type`, "table"},
+		{`OperationalError: no such table: event_type`, "table"},
+		{`UnknownHostException: kafka-0.kafka-headless: Name or service not known`, "host"},
+	} {
+		ms := s.Match(tt.line, nil)
+		if len(ms) == 0 || s.Def(ms[0].Sig).Group != tt.group || ms[0].Score < 0.85 {
+			t.Errorf("%q: %+v, want %s at 0.85 or more", tt.line, ms, tt.group)
+		}
+	}
+	if ms := s.Match(`sqlite3.IntegrityError: UNIQUE constraint failed: users.email`, nil); len(ms) > 0 {
+		t.Errorf("another class of the same package: %+v, want no match", ms)
+	}
+}

@@ -106,6 +106,11 @@ type Set struct {
 	// ("tolerate" → "untolerated"): a line that says "didn't tolerate"
 	// or "not authorized" has it (see unNegate). Nil when none has one.
 	unStems  map[uint64]uint64
+	// classParts are the class names of the signatures' qualified
+	// exception classes ("OperationalError" of
+	// "django.db.utils.OperationalError"): a line's class under another
+	// package is that class (see unqualify). Nil when none has one.
+	classParts map[uint64]bool
 	minScore float32
 	scratch  sync.Pool
 }
@@ -660,6 +665,20 @@ func (s *Set) countDF() (patternSizes, wordShapes, error) {
 					w := p.Text[t.Start:t.End]
 					shapes.forms = inflect(w, t.Hash, shapes.forms)
 					s.unStems = unStems(w, t.Hash, s.unStems)
+					if part, ok := classPart(w); ok {
+						// "django.db.utils.OperationalError" is the class
+						// OperationalError (see unqualify).
+						if shapes.forms == nil {
+							shapes.forms = make(map[uint64]uint64)
+						}
+						if _, ok := shapes.forms[hashLower(part)]; !ok {
+							shapes.forms[hashLower(part)] = t.Hash
+						}
+						if s.classParts == nil {
+							s.classParts = make(map[uint64]bool)
+						}
+						s.classParts[hashLower(part)] = true
+					}
 					if failureShape(w) {
 						if shapes.failing == nil {
 							shapes.failing = map[uint64]bool{}

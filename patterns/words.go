@@ -383,3 +383,44 @@ func negatedBefore(text string, toks []Token, i int) bool {
 	gap := text[q.End:p.Start]
 	return q.End-q.Start >= 2 && (text[q.End-1] == 'n' || text[q.End-1] == 'N') && (gap == "'" || gap == "’")
 }
+
+// classPart returns the class name of a qualified exception class
+// ("OperationalError" of "django.db.utils.OperationalError").
+func classPart(w string) (string, bool) {
+	i := strings.LastIndexByte(w, '.')
+	if i <= 0 || i+1 >= len(w) || !qualifiedName(w) || !errorClassName(w[i+1:]) {
+		return "", false
+	}
+	return w[i+1:], true
+}
+
+// unqualify reads a line's exception class under another package as the
+// class of a signature's qualified name: Django re-raises SQLite's
+// "sqlite3.OperationalError" as "django.db.utils.OperationalError", a
+// client prints "UnknownHostException" for "java.net.UnknownHostException".
+// The token becomes the class name, which the vocabulary has as another
+// form of the signature's word (see Set.classParts). It reports whether
+// it changed a token.
+func (s *Set) unqualify(text string, toks []Token) bool {
+	if s.classParts == nil {
+		return false
+	}
+	changed := false
+	for i := range toks {
+		t := &toks[i]
+		if t.Kind != KindWord && t.Kind != kindPending {
+			continue
+		}
+		w := text[t.Start:t.End]
+		j := strings.LastIndexByte(w, '.')
+		if j <= 0 || j+1 >= len(w) || w[j+1] < 'A' || w[j+1] > 'Z' {
+			continue
+		}
+		h := hashLower(w[j+1:])
+		if !s.classParts[h] || s.vocab.index(t.Hash) >= 0 {
+			continue
+		}
+		t.Hash, t.Kind, changed = h, KindWord, true
+	}
+	return changed
+}
