@@ -105,14 +105,14 @@ type Set struct {
 	// unStems maps the stem of a signature's "un" word to the word
 	// ("tolerate" → "untolerated"): a line that says "didn't tolerate"
 	// or "not authorized" has it (see unNegate). Nil when none has one.
-	unStems  map[uint64]uint64
+	unStems map[uint64]uint64
 	// classParts are the class names of the signatures' qualified
 	// exception classes ("OperationalError" of
 	// "django.db.utils.OperationalError"): a line's class under another
 	// package is that class (see unqualify). Nil when none has one.
 	classParts map[uint64]bool
-	minScore float32
-	scratch  sync.Pool
+	minScore   float32
+	scratch    sync.Pool
 }
 
 // posting is an anchor word of a family of signatures (a def and the
