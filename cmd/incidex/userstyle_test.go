@@ -221,7 +221,7 @@ func TestUserStyleEval(t *testing.T) {
 }
 
 // TestUserStyleDevFloors holds the matcher to its figures on the in-repo
-// development sets of user-style write-ups (testdata/userkb/dev to dev9):
+// development sets of user-style write-ups (testdata/userkb/dev to dev10):
 // with the write-ups alone, the right incident first for at least the
 // floor share of real occurrences, at most the false matches on record on
 // healthy lines and on error lines of failures the write-ups do not hold,
@@ -237,9 +237,9 @@ func TestUserStyleDevFloors(t *testing.T) {
 		// testdata/userkb/README.md.
 		falseHealthy, falseUnknown, noSig int
 	}{
-		// 0.716 (111/155); 0.684 before the text tier, 0.387 before
+		// 0.723 (112/155); 0.684 before the text tier, 0.387 before
 		// clauses and the extraction fixes.
-		{"dev", 0.71, 0, 0, 1},
+		{"dev", 0.72, 0, 0, 1},
 		// 0.883 (181/205); 0.673 when the set came, 0 write-ups of 32
 		// without a signature (7 then).
 		{"dev2", 0.88, 0, 1, 0},
@@ -253,21 +253,27 @@ func TestUserStyleDevFloors(t *testing.T) {
 		// 0001429, measured before the set was read; 0 + 3 false
 		// matches each time.
 		{"dev5", 0.90, 0, 2, 0},
-		// 0.913 (178/195); 0.774 at bea3d77, 0.815 at 0391f94 and 0.821
+		// 0.918 (179/195); 0.774 at bea3d77, 0.815 at 0391f94 and 0.821
 		// at 76e9410, measured before the set was read; 0 + 4, 0 + 6
 		// and 0 + 6 false matches.
-		{"dev6", 0.91, 0, 6, 0},
-		// 0.943 (181/192); 0.719 at 0391f94 and 0.786 at 76e9410, measured
+		{"dev6", 0.91, 0, 3, 0},
+		// 0.953 (183/192); 0.719 at 0391f94 and 0.786 at 76e9410, measured
 		// before the set was read (3 + 2 and 0 + 2 false matches; five
 		// write-ups without a signature then).
-		{"dev7", 0.94, 0, 5, 0},
+		{"dev7", 0.95, 0, 4, 0},
 		// 0.761 (140/184); 0.462 at bea3d77, 0.560 at 76e9410 and 0.652
 		// at 5fc4fbf, measured before the set was read (its HTML, Jira,
 		// chat and email styles); 1 + 4 false matches each time.
 		{"dev8", 0.76, 1, 4, 0},
-		// 0.849 (135/159); 0.711 at 76e9410 and 0.849 at 9625652, both
-		// measured before the set was read.
-		{"dev9", 0.84, 1, 12, 0},
+		// 0.855 (136/159); 0.711 at 76e9410 and 0.849 at 9625652, both
+		// measured before the set was read (0 + 10 and 1 + 12 false
+		// matches).
+		{"dev9", 0.85, 1, 6, 0},
+		// 0.753 (140/186); written like the held-out set (each topic
+		// names several wordings, the write-up shows one): 0.618 at
+		// bea3d77, 0.726 at 76e9410 and 0.720 at 106adca, measured before
+		// the set was read (0 + 9, 0 + 13 and 0 + 13 false matches).
+		{"dev10", 0.75, 0, 8, 0},
 	} {
 		us := loadUserSet(t, "../../testdata/userkb/"+c.dir)
 		f := measureUserSet(t, us, patterns.Stream, testing.Verbose())
