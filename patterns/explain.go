@@ -69,8 +69,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 	v, pat := s.view(&s.pats[m.Sig]), s.Pattern(m.Sig)
 	c := &v
 	toks := Tokenize(p.Text, nil)
-	s.unNegate(p.Text, toks)
-	s.unqualify(p.Text, toks)
+	s.readAs(p.Text, toks)
 	ex := Explanation{Text: p.Text, Score: m.Score, Direction: "stream", Captures: Captures(p.Text, toks)}
 	if m.Fragment {
 		ex.Direction = "fragment"
@@ -136,7 +135,7 @@ func (s *Set) Explain(line string, m Match) Explanation {
 		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line gives %s another message than the signature", sigTokenText(c, pat, int(c.classTok-1))))
 	}
 	if m.OtherTail {
-		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line has the signature's wrapper, not all of its message %q", sigTextFrom(c, pat, int(c.plainTail-1))))
+		ex.Notes = append(ex.Notes, fmt.Sprintf("score halved: the line has the signature's wrapper, not its message %q", sigTextFrom(c, pat, int(c.plainTail-1))))
 	}
 	if m.Scattered {
 		ex.Notes = append(ex.Notes, "score halved: the line has the signature's words one by one among others, not its message")

@@ -98,8 +98,7 @@ func (s *Set) MatchFailure(p Prepared, mode Mode, minScore float64, top int, dst
 	sc := s.getScratch()
 	defer s.scratch.Put(sc)
 	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
-	s.unNegate(p.Text, sc.toks)
-	s.unqualify(p.Text, sc.toks)
+	s.readAs(p.Text, sc.toks)
 	sc.level, sc.fails = p.Level, false
 	start := len(dst)
 	dst = s.candidates(p.Text, mode, min, top, sc, dst)

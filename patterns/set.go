@@ -76,8 +76,8 @@ type Match struct {
 	// halved for it.
 	OtherClass bool
 	// OtherTail is set when the line has the signature's wrapper without
-	// all the plain words of its message (see compiled.plainTail), and the
-	// score was halved for it.
+	// the negation of its message (see compiled.plainTail), and the score
+	// was halved for it.
 	OtherTail bool
 	// Scattered is set when the line has three or more of the signature's
 	// words with other words between every two of them, and the score was
@@ -665,20 +665,7 @@ func (s *Set) countDF() (patternSizes, wordShapes, error) {
 					w := p.Text[t.Start:t.End]
 					shapes.forms = inflect(w, t.Hash, shapes.forms)
 					s.unStems = unStems(w, t.Hash, s.unStems)
-					if part, ok := classPart(w); ok {
-						// "django.db.utils.OperationalError" is the class
-						// OperationalError (see unqualify).
-						if shapes.forms == nil {
-							shapes.forms = make(map[uint64]uint64)
-						}
-						if _, ok := shapes.forms[hashLower(part)]; !ok {
-							shapes.forms[hashLower(part)] = t.Hash
-						}
-						if s.classParts == nil {
-							s.classParts = make(map[uint64]bool)
-						}
-						s.classParts[hashLower(part)] = true
-					}
+					shapes.forms, s.classParts = classForm(w, t.Hash, shapes.forms, s.classParts)
 					if failureShape(w) {
 						if shapes.failing == nil {
 							shapes.failing = map[uint64]bool{}

@@ -345,13 +345,11 @@ var hashT = hashLower("t")
 // unNegate reads a negation before the stem of a signature's "un" word as
 // that word (see unStems): in "the pod didn't tolerate" the token
 // "tolerate" becomes "untolerated". The negation is "not", "never" or a
-// word ending in "n't" ("didn't", "isn't": tokens "didn", "t"). It reports
-// whether it changed a token.
-func (s *Set) unNegate(text string, toks []Token) bool {
+// word ending in "n't" ("didn't", "isn't": tokens "didn", "t").
+func (s *Set) unNegate(text string, toks []Token) {
 	if s.unStems == nil {
-		return false
+		return
 	}
-	changed := false
 	for i := 1; i < len(toks); i++ {
 		// Hash comparisons first: most lines have no negation, and a map
 		// lookup per token would cost the no-match path.
@@ -363,10 +361,9 @@ func (s *Set) unNegate(text string, toks []Token) bool {
 			continue
 		}
 		if w, ok := s.unStems[t.Hash]; ok {
-			t.Hash, changed = w, true
+			t.Hash = w
 		}
 	}
-	return changed
 }
 
 // negatedBefore reports whether the token before toks[i] is "not" or
@@ -384,14 +381,37 @@ func negatedBefore(text string, toks []Token, i int) bool {
 	return q.End-q.Start >= 2 && (text[q.End-1] == 'n' || text[q.End-1] == 'N') && (gap == "'" || gap == "’")
 }
 
-// classPart returns the class name of a qualified exception class
-// ("OperationalError" of "django.db.utils.OperationalError").
-func classPart(w string) (string, bool) {
+// classForm adds to forms the class name of w (hash h) when w is a
+// qualified exception class ("OperationalError" of
+// "django.db.utils.OperationalError"), as another form of the word
+// (buildVocab makes it an alias, like an inflection), and records the name
+// in parts for unqualify.
+func classForm(w string, h uint64, forms map[uint64]uint64, parts map[uint64]bool) (map[uint64]uint64, map[uint64]bool) {
 	i := strings.LastIndexByte(w, '.')
 	if i <= 0 || i+1 >= len(w) || !qualifiedName(w) || !errorClassName(w[i+1:]) {
-		return "", false
+		return forms, parts
 	}
-	return w[i+1:], true
+	ph := hashLower(w[i+1:])
+	if forms == nil {
+		forms = make(map[uint64]uint64)
+	}
+	if _, ok := forms[ph]; !ok {
+		forms[ph] = h
+	}
+	if parts == nil {
+		parts = make(map[uint64]bool)
+	}
+	parts[ph] = true
+	return forms, parts
+}
+
+// readAs rewrites the tokens of a line that stand for a signature's word
+// in another spelling: a negated stem for an "un" word (unNegate), a
+// class under another package for the signature's class (unqualify).
+// Matching and explaining read a line through it alike.
+func (s *Set) readAs(text string, toks []Token) {
+	s.unNegate(text, toks)
+	s.unqualify(text, toks)
 }
 
 // unqualify reads a line's exception class under another package as the
@@ -399,28 +419,39 @@ func classPart(w string) (string, bool) {
 // "sqlite3.OperationalError" as "django.db.utils.OperationalError", a
 // client prints "UnknownHostException" for "java.net.UnknownHostException".
 // The token becomes the class name, which the vocabulary has as another
-// form of the signature's word (see Set.classParts). It reports whether
-// it changed a token.
-func (s *Set) unqualify(text string, toks []Token) bool {
+// form of the signature's word (see Set.classParts).
+func (s *Set) unqualify(text string, toks []Token) {
 	if s.classParts == nil {
-		return false
+		return
 	}
-	changed := false
 	for i := range toks {
 		t := &toks[i]
 		if t.Kind != KindWord && t.Kind != kindPending {
 			continue
 		}
+		// The class's suffix first: it turns away nearly every token of a
+		// line with a few byte comparisons (see errorClassName).
 		w := text[t.Start:t.End]
+		if len(w) < 9 || !classSuffix(w) {
+			continue
+		}
 		j := strings.LastIndexByte(w, '.')
-		if j <= 0 || j+1 >= len(w) || w[j+1] < 'A' || w[j+1] > 'Z' {
+		if j <= 0 || w[j+1] < 'A' || w[j+1] > 'Z' {
 			continue
 		}
 		h := hashLower(w[j+1:])
 		if !s.classParts[h] || s.vocab.index(t.Hash) >= 0 {
 			continue
 		}
-		t.Hash, t.Kind, changed = h, KindWord, true
+		t.Hash, t.Kind = h, KindWord
 	}
-	return changed
+}
+
+// classSuffix reports whether w ends as an exception class does.
+func classSuffix(w string) bool {
+	switch w[len(w)-1] {
+	case 'r', 'n', 'e', 't':
+		return strings.HasSuffix(w, "Error") || strings.HasSuffix(w, "Exception") || strings.HasSuffix(w, "Failure") || strings.HasSuffix(w, "Fault")
+	}
+	return false
 }
