@@ -493,14 +493,21 @@ func bracketedPID(s string, i int) int {
 // (Compose v1) or "web-1  | " (v2): a name ending in its replica number,
 // padding, and a bar.
 func composePrefix(s string) int {
-	bar := strings.Index(s[:min(len(s), 80)], " | ")
-	if bar <= 0 {
+	// The name has no space, so its padding and the bar come at the first
+	// space: no search of the line for " | " (most lines have none).
+	s = s[:min(len(s), 80)]
+	end := strings.IndexByte(s, ' ')
+	if end <= 0 {
 		return 0
 	}
-	name := strings.TrimRight(s[:bar], " ")
-	if name == "" || strings.IndexByte(name, ' ') >= 0 {
+	j := end
+	for j < len(s) && s[j] == ' ' {
+		j++
+	}
+	if j+1 >= len(s) || s[j] != '|' || s[j+1] != ' ' {
 		return 0
 	}
+	bar, name := j-1, s[:end]
 	d := len(name)
 	for d > 0 && isDigit(name[d-1]) {
 		d--
