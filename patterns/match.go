@@ -950,7 +950,7 @@ func (s *Set) scattered(c *compiled, text string, sc *scratch) bool {
 // hasWord reports whether text has a letter or a digit.
 func hasWord(text string) bool {
 	for i := 0; i < len(text); i++ {
-		if isLetter(text[i]) || isDigit(text[i]) {
+		if alnum(text[i]) {
 			return true
 		}
 	}

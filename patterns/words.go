@@ -127,7 +127,7 @@ func errorClassName(s string) bool {
 	if len(s) < 7 || s[0] < 'A' || s[0] > 'Z' { // OSError, IOError
 		return false
 	}
-	return strings.HasSuffix(s, "Error") || strings.HasSuffix(s, "Exception") || strings.HasSuffix(s, "Failure") || strings.HasSuffix(s, "Fault")
+	return classSuffix(s)
 }
 
 // failureShape reports a word that says a line reports a failure by its
@@ -387,11 +387,11 @@ func negatedBefore(text string, toks []Token, i int) bool {
 // (buildVocab makes it an alias, like an inflection), and records the name
 // in parts for unqualify.
 func classForm(w string, h uint64, forms map[uint64]uint64, parts map[uint64]bool) (map[uint64]uint64, map[uint64]bool) {
-	i := strings.LastIndexByte(w, '.')
-	if i <= 0 || i+1 >= len(w) || !qualifiedName(w) || !errorClassName(w[i+1:]) {
+	part, ok := qualifiedClass(w)
+	if !ok {
 		return forms, parts
 	}
-	ph := hashLower(w[i+1:])
+	ph := hashLower(part)
 	if forms == nil {
 		forms = make(map[uint64]uint64)
 	}
@@ -429,22 +429,31 @@ func (s *Set) unqualify(text string, toks []Token) {
 		if t.Kind != KindWord && t.Kind != kindPending {
 			continue
 		}
-		// The class's suffix first: it turns away nearly every token of a
-		// line with a few byte comparisons (see errorClassName).
-		w := text[t.Start:t.End]
-		if len(w) < 9 || !classSuffix(w) {
+		part, ok := qualifiedClass(text[t.Start:t.End])
+		if !ok {
 			continue
 		}
-		j := strings.LastIndexByte(w, '.')
-		if j <= 0 || w[j+1] < 'A' || w[j+1] > 'Z' {
-			continue
-		}
-		h := hashLower(w[j+1:])
+		h := hashLower(part)
 		if !s.classParts[h] || s.vocab.index(t.Hash) >= 0 {
 			continue
 		}
 		t.Hash, t.Kind = h, KindWord
 	}
+}
+
+// qualifiedClass returns the class name of a qualified exception class
+// ("OperationalError" of "django.db.utils.OperationalError"). The suffix
+// is looked at first: it turns away nearly every token of a line with a
+// few byte comparisons, so a line pays little for it.
+func qualifiedClass(w string) (string, bool) {
+	if len(w) < 9 || !classSuffix(w) {
+		return "", false
+	}
+	i := strings.LastIndexByte(w, '.')
+	if i <= 0 || !errorClassName(w[i+1:]) {
+		return "", false
+	}
+	return w[i+1:], true
 }
 
 // classSuffix reports whether w ends as an exception class does.
