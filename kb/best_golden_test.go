@@ -95,9 +95,13 @@ func TestBestUnchanged(t *testing.T) {
 }
 
 // devMatcher builds a matcher from the write-ups of the development set.
-func devMatcher(t *testing.T) *kb.Matcher {
+func devMatcher(t *testing.T) *kb.Matcher { t.Helper(); return devSetMatcher(t, "dev") }
+
+// devSetMatcher is the matcher of one of the user-style development sets
+// under testdata/userkb.
+func devSetMatcher(t *testing.T, set string) *kb.Matcher {
 	t.Helper()
-	dir := filepath.Join("..", "testdata", "userkb", "dev", "writeups")
+	dir := filepath.Join("..", "testdata", "userkb", set, "writeups")
 	var sigs []kb.Signature
 	refs := map[string]*kb.IncidentRef{}
 	for _, row := range tsvRows(t, filepath.Join(dir, "MANIFEST.tsv"), true) {

@@ -68,3 +68,55 @@ func TestMatchBands(t *testing.T) {
 		t.Errorf("both bands for one line")
 	}
 }
+
+// TestMatchThroughEquivalentWording: a write-up that pasted Go's
+// "x509: certificate signed by unknown authority" matches Java's and
+// curl's wordings of the same failure, a little below its own words, and
+// the explanation names the wording and its family. Half of a wording is
+// not enough, and a curated incident gets no equivalents.
+func TestMatchThroughEquivalentWording(t *testing.T) {
+	sigs := []Signature{
+		{ID: "s-ca", IncidentID: "private-ca", Kind: SigCode, Text: `Error response from daemon: Get "https://harbor.corp.example/v2/": x509: certificate signed by unknown authority`},
+		{ID: "s-pool", IncidentID: "pool", Kind: SigCode, Text: `java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available, request timed out after 30000ms.`},
+	}
+	refs := map[string]*IncidentRef{"private-ca": {ID: "private-ca"}, "pool": {ID: "pool"}}
+	m, err := NewMatcher(sigs, refs, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line, want := range map[string]string{
+		`javax.net.ssl.SSLHandshakeException: PKIX path building failed: sun.security.provider.certpath.SunCertPathBuilderException: unable to find valid certification path to requested target`: "private-ca",
+		`curl: (60) SSL certificate problem: unable to get local issuer certificate`:                                                                                                           "private-ca",
+		`sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30`:                                                                         "pool",
+	} {
+		hits := m.Match(line, MatchOptions{Mode: patterns.Stream, Explain: true})
+		if len(hits) == 0 || hits[0].Incident.ID != want {
+			t.Errorf("Match(%q) = %v, want %s", line, hits, want)
+			continue
+		}
+		notes := strings.Join(hits[0].Explain.Notes, " ")
+		if !strings.Contains(notes, "another wording") || !strings.Contains(notes, "table of equivalent wordings") {
+			t.Errorf("Match(%q): notes %q do not name the equivalent wording", line, notes)
+		}
+		if hits[0].Score >= 0.95 || hits[0].Score < patterns.DefaultMinScore {
+			t.Errorf("Match(%q): score %.2f, want confident and below a match of the write-up's own words", line, hits[0].Score)
+		}
+	}
+	// "Data too large" is not "Request Entity Too Large"; nor is a
+	// certificate saved "certificate in certificate chain".
+	for _, line := range []string{
+		`org.elasticsearch.common.breaker.CircuitBreakingException: [parent] Data too large, data for [<http_request>] would be larger than limit`,
+		`Congratulations! Your certificate and chain have been saved at: /etc/letsencrypt/live/example.com/fullchain.pem`,
+	} {
+		if hits := m.Match(line, MatchOptions{Mode: patterns.Stream, MinScore: PossibleMinScore}); len(hits) != 0 {
+			t.Errorf("Match(%q) = %v, want nothing", line, hits)
+		}
+	}
+	cur := []Signature{{ID: "c", IncidentID: "private-ca", Kind: SigCurated, Text: sigs[0].Text}}
+	if m, err = NewMatcher(cur, refs, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if m.Set().Len() != 1 {
+		t.Errorf("a curated signature has %d patterns, want 1: curated incidents match as written", m.Set().Len())
+	}
+}

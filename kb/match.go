@@ -24,6 +24,11 @@ type Matcher struct {
 	// clauses: per set index, the clause of its signature it matches
 	// through, or "" for the whole signature (nil when there is none).
 	clauses []string
+	// equivs: per set index, the family and wording of the equivalent
+	// wording it matches through (patterns.Equivalents), zero for the
+	// signature's own words (nil when there is none). Its clauses entry
+	// is the wording.
+	equivs []patterns.Equivalent
 	// text is the text tier (see patterns.TextIndex), over the write-ups
 	// that match through clauses; nil when there is none. Its write-up g
 	// is the pseudo-signature textSigs[g], index textBase+g.
@@ -113,6 +118,7 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 	defs := make([]patterns.Def, 0, len(sigs))
 	kept := make([]Signature, 0, len(sigs))
 	var clauses []string
+	var equivs []patterns.Equivalent // for each def, the family of an equivalent wording
 	// Incidents whose authors said what to match (curated signatures), or
 	// gave many examples, match as they are: clauses are for write-ups
 	// that pasted an error once or twice.
@@ -141,6 +147,7 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 		defs = append(defs, d)
 		kept = append(kept, s)
 		clauses = append(clauses, "")
+		equivs = append(equivs, patterns.Equivalent{})
 		if s.IsTemplate || curated[s.IncidentID] {
 			continue
 		}
@@ -150,6 +157,17 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 			defs = append(defs, cd)
 			kept = append(kept, s)
 			clauses = append(clauses, c)
+			equivs = append(equivs, patterns.Equivalent{})
+		}
+		// The other wordings of the failure the line prints (another
+		// runtime's, client's or version's), as clauses of the signature.
+		for _, e := range patterns.Equivalents(s.Text) {
+			ed := d
+			ed.Text, ed.Template, ed.Boost, ed.Clause, ed.Whole = e.Wording, true, boost*equivBoost, true, true
+			defs = append(defs, ed)
+			kept = append(kept, s)
+			clauses = append(clauses, e.Wording)
+			equivs = append(equivs, e)
 		}
 	}
 	// The text tier first: the write-ups' words are let go before the
@@ -169,15 +187,21 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 			for defs[n].ID != d.ID || defs[n].Text != d.Text || defs[n].Clause != d.Clause {
 				n++
 			}
-			kept[i], clauses[i] = kept[n], clauses[n]
+			kept[i], clauses[i], equivs[i] = kept[n], clauses[n], equivs[n]
 			n++
 		}
-		kept, clauses = kept[:set.Len()], clauses[:set.Len()]
+		kept, clauses, equivs = kept[:set.Len()], clauses[:set.Len()], equivs[:set.Len()]
 	}
 	m := &Matcher{set: set, sigs: kept, incidents: incs, gen: gen}
 	for _, c := range clauses {
 		if c != "" {
 			m.clauses = clauses
+			break
+		}
+	}
+	for _, e := range equivs {
+		if e.Family != "" {
+			m.equivs = equivs
 			break
 		}
 	}
@@ -247,6 +271,10 @@ const maxSigsForClauses = 4
 
 // clauseBoost ranks a match through a clause just below one of the whole line.
 const clauseBoost = 0.95
+
+// equivBoost ranks a match through another wording of the failure (see
+// patterns.Equivalents) below one through the signature's own words.
+const equivBoost = 0.9
 
 // Generation is the knowledge-base generation the matcher was built from.
 func (m *Matcher) Generation() int64 { return m.gen }
@@ -373,7 +401,10 @@ func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
 	h.Captures = ex.Captures
 	if o.Explain {
 		ex.Score = h.Score
-		if m.clauses != nil && m.clauses[pm.Sig] != "" {
+		if m.equivs != nil && m.equivs[pm.Sig].Family != "" {
+			e := m.equivs[pm.Sig]
+			ex.Notes = append(ex.Notes, fmt.Sprintf("matched through %q, another wording of the failure the signature prints as %q (%s, from incidex's table of equivalent wordings)", e.Wording, e.Holds, e.Family))
+		} else if m.clauses != nil && m.clauses[pm.Sig] != "" {
 			ex.Notes = append(ex.Notes, fmt.Sprintf("matched through the clause %q of the signature: the part of its line that names the error", m.clauses[pm.Sig]))
 		}
 		if net := m.verdicts[sig.ID][LineTemplate(line)]; net > 0 {

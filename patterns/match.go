@@ -772,6 +772,13 @@ func (s *Set) score(sig *compiled, text string, sc *scratch, mode Mode) (float32
 	if !errOK || exact+infl == 0 {
 		return 0, 0
 	}
+	if sig.whole {
+		for k, ti := range c.types {
+			if ti.literal && cr[k] < inflectionCredit {
+				return 0, 0
+			}
+		}
+	}
 	var f float32
 	if sc.lineW > 0 {
 		f = lineCovered / sc.lineW

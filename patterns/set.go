@@ -31,6 +31,12 @@ type Def struct {
 	// shares the prefilter's postings of that def, and is left out of the
 	// set when it is too generic to stand alone (Info.Generic).
 	Clause bool
+	// Whole makes the signature match only a line that has every literal
+	// word of it, as it is or as another inflection: for wordings that
+	// stand in for the signature's own (see Equivalents), where part of
+	// the wording is no evidence ("413 Content Too Large" is not "Data
+	// too large").
+	Whole bool
 }
 
 // Options tune a Set. The zero value gives the defaults.
@@ -160,6 +166,7 @@ type compiled struct {
 	coverKinds   uint16 // maskKinds plus the kinds that stand in for them (pod ↔ instance name)
 	hasErr       bool
 	hasNeg       bool // it has a negation word (no, not, never)
+	whole        bool // Def.Whole
 	// levelFail: it reads as a failure only by its level ("FATAL:  the
 	// database system is starting up"), so a line must have a warning or
 	// error level, or an error word.
@@ -706,7 +713,7 @@ type compileBuf struct {
 }
 
 func (s *Set) compile(p *Pattern, d Def, words map[uint64]typeInfo, buf *compileBuf) compiled {
-	c := compiled{boost: float32(d.Boost)}
+	c := compiled{boost: float32(d.Boost), whole: d.Whole}
 	if c.boost <= 0 {
 		c.boost = 1
 	}
