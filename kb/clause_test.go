@@ -86,8 +86,8 @@ func TestMatchThroughEquivalentWording(t *testing.T) {
 	}
 	for line, want := range map[string]string{
 		`javax.net.ssl.SSLHandshakeException: PKIX path building failed: sun.security.provider.certpath.SunCertPathBuilderException: unable to find valid certification path to requested target`: "private-ca",
-		`curl: (60) SSL certificate problem: unable to get local issuer certificate`:                                                                                                           "private-ca",
-		`sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30`:                                                                         "pool",
+		`curl: (60) SSL certificate problem: unable to get local issuer certificate`:                                                                                                              "private-ca",
+		`sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30`:                                                                            "pool",
 	} {
 		hits := m.Match(line, MatchOptions{Mode: patterns.Stream, Explain: true})
 		if len(hits) == 0 || hits[0].Incident.ID != want {
