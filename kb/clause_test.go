@@ -120,3 +120,23 @@ func TestMatchThroughEquivalentWording(t *testing.T) {
 		t.Errorf("a curated signature has %d patterns, want 1: curated incidents match as written", m.Set().Len())
 	}
 }
+
+// TestMatchThroughTheWordingALineHolds: a long line whose failure is one
+// wording of the table (an ACME client's request that ended in Go's
+// unknown-authority error) matches that wording in another wrapper, as a
+// clause of its own words would.
+func TestMatchThroughTheWordingALineHolds(t *testing.T) {
+	sigs := []Signature{{ID: "s", IncidentID: "acme", Kind: SigCode, Text: `renewing certificate: [example.org] Renew: creating new order: provisioning client: performing request: Get "https://acme-v02.api.letsencrypt.org/directory": x509: certificate signed by unknown authority (ca=https://acme-v02.api.letsencrypt.org/directory)`}}
+	m, err := NewMatcher(sigs, map[string]*IncidentRef{"acme": {ID: "acme"}}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := `docker: Error while pulling image: Get https://index.docker.io/v1/repositories/library/hello-world/images: x509: certificate signed by unknown authority.`
+	hits := m.Match(line, MatchOptions{Mode: patterns.Stream, Explain: true})
+	if len(hits) == 0 || hits[0].Score < 0.9 {
+		t.Fatalf("Match(%q) = %v, want acme at a clause's score", line, hits)
+	}
+	if notes := strings.Join(hits[0].Explain.Notes, " "); !strings.Contains(notes, "the part of the signature's line that says the failure") {
+		t.Errorf("notes %q do not say which part of the line matched", notes)
+	}
+}

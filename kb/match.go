@@ -164,6 +164,11 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 		for _, e := range patterns.Equivalents(s.Text) {
 			ed := d
 			ed.Text, ed.Template, ed.Boost, ed.Clause, ed.Whole = e.Wording, true, boost*equivBoost, true, true
+			if e.Own {
+				// The part of the line that says the failure, in the words
+				// the table knows it by: a clause.
+				ed.Boost = boost * clauseBoost
+			}
 			defs = append(defs, ed)
 			kept = append(kept, s)
 			clauses = append(clauses, e.Wording)
@@ -403,7 +408,11 @@ func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
 		ex.Score = h.Score
 		if m.equivs != nil && m.equivs[pm.Sig].Family != "" {
 			e := m.equivs[pm.Sig]
-			ex.Notes = append(ex.Notes, fmt.Sprintf("matched through %q, another wording of the failure the signature prints as %q (%s, from incidex's table of equivalent wordings)", e.Wording, e.Holds, e.Family))
+			if e.Own {
+				ex.Notes = append(ex.Notes, fmt.Sprintf("matched through %q, the part of the signature's line that says the failure (%s, from incidex's table of equivalent wordings)", e.Wording, e.Family))
+			} else {
+				ex.Notes = append(ex.Notes, fmt.Sprintf("matched through %q, another wording of the failure the signature prints as %q (%s, from incidex's table of equivalent wordings)", e.Wording, e.Holds, e.Family))
+			}
 		} else if m.clauses != nil && m.clauses[pm.Sig] != "" {
 			ex.Notes = append(ex.Notes, fmt.Sprintf("matched through the clause %q of the signature: the part of its line that names the error", m.clauses[pm.Sig]))
 		}

@@ -35,6 +35,10 @@ type Equivalent struct {
 	Wording string
 	// Holds is the family's wording the line holds.
 	Holds string
+	// Own marks the wording the line holds itself, returned when the
+	// line has more than it: the part of the line that says the failure,
+	// which another wrapper may print around it.
+	Own bool
 }
 
 // equivWording is one wording of a family, as the tokens a line must hold.
@@ -109,9 +113,10 @@ func parseEquivalents(src string) ([]equivWording, error) {
 
 // Equivalents returns, for an example line, the other wordings of every
 // family one of whose wordings the line holds: its tokens in order, with
-// nothing between them but where the wording has a placeholder. A wording
-// the line itself holds is not returned. Each is returned once, in the
-// table's order.
+// nothing between them but where the wording has a placeholder (a
+// qualified exception class holds its class). A wording the line holds
+// is returned as Own when the line has more words than it. Each is
+// returned once, in the table's order.
 func Equivalents(line string) []Equivalent {
 	x, err := equivTable()
 	if err != nil {
@@ -127,6 +132,10 @@ func equivalentsIn(x *equivIndex, line string) []Equivalent {
 	hashes := make([]uint64, len(toks))
 	for i, t := range toks {
 		hashes[i] = t.Hash
+		if c, ok := qualifiedClass(t.Text(line)); ok {
+			// java.lang.OutOfMemoryError is the wording's OutOfMemoryError.
+			hashes[i] = hashLower(c)
+		}
 	}
 	var has []int32 // the wordings the line holds
 	for start, h := range hashes {
@@ -148,8 +157,13 @@ func equivalentsIn(x *equivIndex, line string) []Equivalent {
 	}
 	var out []Equivalent
 	for i, w := range x.table {
-		if h := held[w.family]; h != "" && !slices.Contains(has, int32(i)) {
+		h := held[w.family]
+		switch {
+		case h == "":
+		case !slices.Contains(has, int32(i)):
 			out = append(out, Equivalent{Family: w.family, Wording: w.text, Holds: h})
+		case len(hashes) > len(w.words)+2:
+			out = append(out, Equivalent{Family: w.family, Wording: w.text, Holds: w.text, Own: true})
 		}
 	}
 	return out

@@ -60,12 +60,27 @@ func TestEquivalentsOfLine(t *testing.T) {
 		}
 		return out
 	}
-	got := wordings(`Get "https://registry.internal:5000/v2/": x509: certificate signed by unknown authority`)
-	if !slices.Contains(got, "PKIX path building failed") || slices.Contains(got, "x509: certificate signed by unknown authority") {
-		t.Errorf("Go's unknown-authority line: %q, want Java's wording and not its own", got)
+	line := `Get "https://registry.internal:5000/v2/": x509: certificate signed by unknown authority`
+	if got := wordings(line); !slices.Contains(got, "PKIX path building failed") {
+		t.Errorf("Go's unknown-authority line: %q, want Java's wording", got)
+	}
+	for _, e := range Equivalents(line) {
+		if own := e.Wording == "x509: certificate signed by unknown authority"; own != e.Own {
+			t.Errorf("Go's unknown-authority line: %+v: Own is the wording the line holds", e)
+		}
+	}
+	// A line that is only the wording has no part of it to add.
+	for _, e := range Equivalents(`x509: certificate signed by unknown authority`) {
+		if e.Own {
+			t.Errorf("the wording alone: %+v, want no Own", e)
+		}
+	}
+	// A qualified class holds the wording's class.
+	if got := wordings(`Caused by: java.lang.OutOfMemoryError: Metaspace`); !slices.Contains(got, "OutOfMemoryError: PermGen space") {
+		t.Errorf("qualified class: %q, want the PermGen wording", got)
 	}
 	for _, e := range Equivalents(`Error: cannot re-use a name that is still in use`) {
-		if e.Family != "helm-name-in-use" || e.Holds != "cannot re-use a name that is still in use" {
+		if e.Family != "helm-name-in-use" || e.Holds != "cannot re-use a name that is still in use" || e.Own {
 			t.Errorf("Helm 3's line: %+v", e)
 		}
 	}
@@ -105,5 +120,14 @@ func TestWholeNeedsEveryWord(t *testing.T) {
 		if got := s.Match(`HTTP/1.1 413 Content Too Large`, nil); len(got) == 0 {
 			t.Errorf("Whole=%v: a line with every word does not match", whole)
 		}
+	}
+	// Stop words are not needed: mysqldump prints "Got packet bigger
+	// than" where the server says "Got a packet bigger than".
+	s, err := Compile([]Def{{ID: "p", Group: "packet", Text: "Got a packet bigger than 'max_allowed_packet' bytes", Template: true, Whole: true}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Match(`mysqldump: Error 2020: Got packet bigger than 'max_allowed_packet' bytes when dumping table`, nil); len(got) == 0 {
+		t.Errorf("a line without the wording's stop word does not match")
 	}
 }

@@ -773,8 +773,10 @@ func (s *Set) score(sig *compiled, text string, sc *scratch, mode Mode) (float32
 		return 0, 0
 	}
 	if sig.whole {
-		for k, ti := range c.types {
-			if ti.literal && cr[k] < inflectionCredit {
+		// Every word but stop words ("Got packet bigger than" is "Got a
+		// packet bigger than"); a negation is no stop word here.
+		for _, t := range c.toks {
+			if t.kind == KindWord && !t.placeholder && (!stopWords[t.hash] || isNegation(t.hash)) && cr[t.typ] < inflectionCredit {
 				return 0, 0
 			}
 		}

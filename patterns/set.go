@@ -31,8 +31,8 @@ type Def struct {
 	// shares the prefilter's postings of that def, and is left out of the
 	// set when it is too generic to stand alone (Info.Generic).
 	Clause bool
-	// Whole makes the signature match only a line that has every literal
-	// word of it, as it is or as another inflection: for wordings that
+	// Whole makes the signature match only a line that has every word of
+	// it but stop words, as it is or as another inflection: for wordings that
 	// stand in for the signature's own (see Equivalents), where part of
 	// the wording is no evidence ("413 Content Too Large" is not "Data
 	// too large").

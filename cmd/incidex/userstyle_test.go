@@ -237,48 +237,56 @@ func TestUserStyleDevFloors(t *testing.T) {
 		// testdata/userkb/README.md.
 		falseHealthy, falseUnknown, noSig int
 	}{
-		// 0.723 (112/155); 0.684 before the text tier, 0.387 before
-		// clauses and the extraction fixes.
-		{"dev", 0.72, 0, 0, 1},
+		// 0.871 (135/155) with equivalent wordings; 0.723 before them,
+		// 0.684 before the text tier, 0.387 before clauses and the
+		// extraction fixes.
+		{"dev", 0.87, 0, 0, 1},
 		// 0.883 (181/205); 0.673 when the set came, 0 write-ups of 32
 		// without a signature (7 then).
-		{"dev2", 0.88, 0, 1, 0},
-		// 0.942 (178/189); 0.783 and 9 + 5 false matches when the set
+		// 0.898 (184/205) with equivalent wordings.
+		{"dev2", 0.89, 0, 1, 0},
+		// 0.958 (181/189); 0.783 and 9 + 5 false matches when the set
 		// came, 5 write-ups of 30 without a signature (8 at bea3d77).
-		{"dev3", 0.94, 2, 5, 0},
+		// The sixth unknown-failure match is Tomcat's "The port may
+		// already be in use" against Docker's "port is already
+		// allocated", through the port-in-use wordings: the set counts
+		// another process on the port as another failure.
+		{"dev3", 0.95, 2, 6, 0},
 		// 0.972 (171/176); 0.722 at bea3d77 and 0.858 at 88aa4cc, both
 		// measured before the set was read; 0 + 6 false matches then.
-		{"dev4", 0.95, 0, 2, 0},
+		{"dev4", 0.98, 0, 2, 0},
 		// 0.904 (169/187); 0.722 at bea3d77, 0.872 at 0391f94 and at
 		// 0001429, measured before the set was read; 0 + 3 false
 		// matches each time.
-		{"dev5", 0.90, 0, 2, 0},
+		{"dev5", 0.91, 0, 2, 0},
 		// 0.918 (179/195); 0.774 at bea3d77, 0.815 at 0391f94 and 0.821
 		// at 76e9410, measured before the set was read; 0 + 4, 0 + 6
 		// and 0 + 6 false matches.
-		{"dev6", 0.91, 0, 3, 0},
+		{"dev6", 0.94, 0, 3, 0},
 		// 0.953 (183/192); 0.719 at 0391f94 and 0.786 at 76e9410, measured
 		// before the set was read (3 + 2 and 0 + 2 false matches; five
 		// write-ups without a signature then).
-		{"dev7", 0.95, 0, 4, 0},
+		{"dev7", 0.96, 0, 4, 0},
 		// 0.761 (140/184); 0.462 at bea3d77, 0.560 at 76e9410 and 0.652
 		// at 5fc4fbf, measured before the set was read (its HTML, Jira,
 		// chat and email styles); 1 + 4 false matches each time.
-		{"dev8", 0.76, 1, 4, 0},
+		{"dev8", 0.78, 1, 4, 0},
 		// 0.855 (136/159); 0.711 at 76e9410 and 0.849 at 9625652, both
 		// measured before the set was read (0 + 10 and 1 + 12 false
 		// matches).
-		{"dev9", 0.85, 1, 6, 0},
-		// 0.753 (140/186); written like the held-out set (each topic
+		{"dev9", 0.87, 1, 6, 0},
+		// 0.849 (158/186) with equivalent wordings, 0.753 before;
+		// written like the held-out set (each topic
 		// names several wordings, the write-up shows one): 0.618 at
 		// bea3d77, 0.726 at 76e9410 and 0.720 at 106adca, measured before
 		// the set was read (0 + 9, 0 + 13 and 0 + 13 false matches).
-		{"dev10", 0.75, 0, 8, 0},
-		// 0.691 (141/204); collected like dev10: 0.534 at bea3d77, 0.691
+		{"dev10", 0.84, 0, 7, 0},
+		// 0.804 (164/204) with equivalent wordings, 0.691 before;
+		// collected like dev10: 0.534 at bea3d77, 0.691
 		// at 76e9410, 106adca and 4e2f519, measured before the set was
 		// read (0 + 4 false matches each time; 6, 1, 1 and 1 write-ups
 		// without a signature).
-		{"dev11", 0.69, 0, 4, 1},
+		{"dev11", 0.80, 0, 4, 1},
 	} {
 		us := loadUserSet(t, "../../testdata/userkb/"+c.dir)
 		f := measureUserSet(t, us, patterns.Stream, testing.Verbose())

@@ -435,3 +435,29 @@ func TestNotionCallout(t *testing.T) {
 		t.Errorf("signatures %q, want the callout's error", got)
 	}
 }
+
+// A log line pasted inside a paragraph, on the line after words that
+// lead in to it ("... ended with"), is a signature; a line of prose after
+// them is not.
+func TestLogLineInsideAParagraphAfterALeadIn(t *testing.T) {
+	doc := "INCIDENT ID: INC-2020-0611\nTITLE: workers cannot connect to the database\n\nSUMMARY:\nThe traceback from the pool ended with\npsycopg2.OperationalError: FATAL:  remaining connection slots are reserved for non-replication superuser connections\nQueries that already had a connection kept working.\n\nROOT CAUSE:\nmax_connections was still 100.\n"
+	got := signatureTexts(t, "w.txt", doc)
+	if len(got) != 1 || !strings.Contains(got[0], "remaining connection slots are reserved") {
+		t.Errorf("signatures = %q, want the psycopg2 line", got)
+	}
+	prose := "# Workers\n\nThe pool got worse and ended with\nevery worker failing: nobody could log in for an hour.\n"
+	if got := signatureTexts(t, "w.md", prose); len(got) != 0 {
+		t.Errorf("prose after a lead-in: signatures %q, want none", got)
+	}
+}
+
+// Inline code that the words before it introduce as what a program
+// printed ("... and logged `The message is ...`") is the write-up's
+// message, though it reads as a sentence and has no error word.
+func TestInlineCodeAfterLoggedIsAMessage(t *testing.T) {
+	doc := "# Notifications rejected by the producer\n\nA few events never reached the topic. The producer threw `RecordTooLargeException` and logged `The message is 4021051 bytes when serialized which is larger than 1048576, which is the value of the max.request.size configuration.` so about 4 MB against the 1 MB default.\n\nWe raised `max.request.size` for this producer.\n"
+	got := signatureTexts(t, "w.md", doc)
+	if len(got) != 1 || !strings.Contains(got[0], "bytes when serialized which is larger than") {
+		t.Errorf("signatures = %q, want the producer's message", got)
+	}
+}

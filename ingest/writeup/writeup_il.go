@@ -117,7 +117,9 @@ func parseEntry(name string, lines []string) libEntry {
 			e.Logs = append(e.Logs, kb.Block{Section: kb.SectionSummary, Heading: "Summary", Class: ClassLog, Lines: []string{t}})
 			continue
 		default:
-			pasted, leadIn = false, strings.HasSuffix(t, ":")
+			// "The traceback from the sqlalchemy pool ended with" leads in
+			// as a colon does.
+			pasted, leadIn = false, leadsIn(t)
 		}
 		switch {
 		case t == "":

@@ -229,6 +229,8 @@ func (d *mdDoc) visit(n ast.Node, entering bool) (ast.WalkStatus, error) {
 			// without a fence: it must have a log line's shape, since
 			// prose follows lead-ins too.
 			d.addQuotedBlock(n, pastedShaped)
+		case !quoted:
+			d.addLedInLines(n)
 		}
 		raw := d.addProse(n)
 		d.leadIn = !quoted && leadsIn(strings.TrimSpace(raw))
@@ -520,6 +522,37 @@ func (d *mdDoc) addQuotedBlock(n ast.Node, logged func(string) bool) {
 	}
 }
 
+// addLedInLines keeps the log lines of a paragraph that its line before
+// leads in to ("The traceback from the sqlalchemy pool ended with" and,
+// on the next line, "psycopg2.OperationalError: FATAL:  remaining
+// connection slots are reserved ..."): a line pasted inside the prose, with
+// error text and a log line's shape.
+func (d *mdDoc) addLedInLines(n ast.Node) {
+	lines := linesOf(n.Lines(), d.src)
+	sec := d.section()
+	var logs []string
+	for i := 1; i < len(lines); i++ {
+		prev, e := strings.TrimSpace(lines[i-1]), strings.TrimSpace(lines[i])
+		if !leadsIn(prev) || strings.Contains(e, "`") || isCommandLine(e) || !errorText(e, 3) {
+			continue
+		}
+		// After a colon ("the build log has:") a log line's shape will do;
+		// after a word ("... ended with") prose goes on as often, so the
+		// line needs a log line's firmer marks.
+		if !loggedItem(e) && !(strings.HasSuffix(prev, ":") && pastedShaped(e)) {
+			continue
+		}
+		before := len(d.cands)
+		d.addCandidate(e, sec.kind, 2)
+		if len(d.cands) > before {
+			logs = append(logs, e)
+		}
+	}
+	if len(logs) > 0 {
+		d.blocks = append(d.blocks, kb.Block{Section: sec.kind, Heading: sec.text, Lang: "quote", Class: ClassLog, Lines: logs})
+	}
+}
+
 // wholeCodeSpan returns the content of s when s is one inline code span
 // ("`psycopg2.OperationalError: SSL SYSCALL error: EOF detected`").
 func wholeCodeSpan(s string) (string, bool) {
@@ -580,10 +613,24 @@ func leadsIn(p string) bool {
 	return leadInWords[strings.ToLower(p[i+1:])]
 }
 
+// ledIn reports inline code that the words before it introduce as what a
+// program printed ("... and logged `The message is 4021051 bytes when
+// serialized which is larger than 1048576 ...`"): a message, though it
+// reads like a sentence.
+func ledIn(cs *ast.CodeSpan, src []byte) bool {
+	prev, ok := cs.PreviousSibling().(*ast.Text)
+	if !ok {
+		return false
+	}
+	before := strings.TrimRight(string(prev.Segment.Value(src)), " ")
+	return before != "" && before[len(before)-1] != ':' && leadsIn(before) && !strings.HasSuffix(strings.ToLower(before), " like")
+}
+
 var leadInWords = map[string]bool{
 	"with": true, "said": true, "says": true, "showed": true, "shows": true, "printed": true, "prints": true,
 	"logged": true, "logs": true, "read": true, "reads": true, "got": true, "gets": true, "returned": true,
 	"returns": true, "answered": true, "replied": true, "output": true, "like": true, "this": true,
+	"threw": true, "throws": true, "raised": true, "raises": true, "reported": true, "reports": true,
 }
 
 // inList reports whether n sits in a list item.
@@ -672,7 +719,7 @@ func (d *mdDoc) addProse(n ast.Node) string {
 			case !isCommandLine(t) && !strings.HasPrefix(strings.TrimSpace(t), "/") && errorText(t, 3):
 				d.cands = append(d.cands, sigCandidate{text: t, kind: kb.SigQuote, section: sec})
 			default:
-				if !isCommandLine(t) && len(patterns.Tokenize(t, nil)) >= minPointerWords+1 && pastedShaped(t) {
+				if !isCommandLine(t) && len(patterns.Tokenize(t, nil)) >= minPointerWords+1 && (pastedShaped(t) || ledIn(cs, d.src)) {
 					// A quiet log line in inline code ("… uWSGI listen queue
 					// of socket ":5000" (fd: 3) full !!! …"): the failure of
 					// a write-up with no error text (see onlyLogs).
