@@ -270,6 +270,22 @@ func (m *Matcher) matchText(line string, p patterns.Prepared, minScore float64, 
 	return slices.Insert(dst, i, pm)
 }
 
+// MatchesThroughClauses reports whether an incident with these
+// signatures matches through clauses and the other wordings of its
+// failures (NewMatcher): it pasted an error once or a few times, and has no
+// curated signature.
+func MatchesThroughClauses(sigs []Signature) bool {
+	if len(sigs) > maxSigsForClauses {
+		return false
+	}
+	for _, s := range sigs {
+		if s.Kind == SigCurated {
+			return false
+		}
+	}
+	return true
+}
+
 // maxSigsForClauses is the most signatures an incident may have for its
 // signatures to match through clauses.
 const maxSigsForClauses = 4

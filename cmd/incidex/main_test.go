@@ -302,3 +302,21 @@ func TestTypedLookupIgnoresStopWords(t *testing.T) {
 		t.Errorf("a JSON log record fell back to full text: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// TestShowListsOtherWordings: show lists, under a pasted signature, the
+// other wordings of its failure that it matches too (Java's and curl's
+// for Go's x509 error).
+func TestShowListsOtherWordings(t *testing.T) {
+	dir, src := t.TempDir(), t.TempDir()
+	doc := "# Registry pulls fail on the new nodes\n\n```\nError response from daemon: Get \"https://harbor.corp.example/v2/\": x509: certificate signed by unknown authority\n```\n\n## Root cause\n\nThe corporate CA was missing from the nodes' trust store.\n"
+	if err := os.WriteFile(filepath.Join(src, "registry-ca.md"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := incidex(t, dir, "", "ingest", "--no-starter", src); r.code != 0 {
+		t.Fatalf("ingest: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r := incidex(t, dir, "", "show", "registry-ca")
+	if r.code != 0 || !strings.Contains(r.stdout, "also matches other wordings of the failure (tls-unknown-authority): ") || !strings.Contains(r.stdout, "PKIX path building failed") {
+		t.Errorf("show registry-ca:\n%s", r.stdout)
+	}
+}

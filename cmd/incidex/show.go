@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/incidex/incidex/kb"
+	"github.com/incidex/incidex/patterns"
 )
 
 func runShow(ctx context.Context, e *env, args []string) error {
@@ -88,8 +89,28 @@ func printIncident(w io.Writer, inc *kb.Incident) {
 	printRunbook(w, inc.Runbook)
 	if len(inc.Signatures) > 0 {
 		fmt.Fprintf(w, "\nSignatures (%d)\n", len(inc.Signatures))
+		clauses := kb.MatchesThroughClauses(inc.Signatures)
 		for _, s := range inc.Signatures {
 			fmt.Fprintf(w, "  %s  %s\n", s.ID, clip(s.Template, 160))
+			if !clauses || s.IsTemplate {
+				continue
+			}
+			// The other wordings of its failure that it matches too, by
+			// family (see patterns.Equivalents).
+			var families []string
+			other := map[string][]string{}
+			for _, e := range patterns.Equivalents(s.Text) {
+				if e.Own {
+					continue
+				}
+				if other[e.Family] == nil {
+					families = append(families, e.Family)
+				}
+				other[e.Family] = append(other[e.Family], e.Wording)
+			}
+			for _, f := range families {
+				fmt.Fprintf(w, "      also matches other wordings of the failure (%s): %s\n", f, clip(strings.Join(other[f], " | "), 300))
+			}
 		}
 	}
 	if len(inc.References) > 0 {
