@@ -98,7 +98,7 @@ func (s *Set) MatchFailure(p Prepared, mode Mode, minScore float64, top int, dst
 	sc := s.getScratch()
 	defer s.scratch.Put(sc)
 	sc.toks = tokenizeLazy(p.Text, sc.toks[:0])
-	s.readAs(p.Text, sc.toks)
+	s.unNegate(p.Text, sc.toks) // and unqualifyToken in the prefilter: see readAs
 	sc.level, sc.fails = p.Level, false
 	start := len(dst)
 	dst = s.candidates(p.Text, mode, min, top, sc, dst)
@@ -142,13 +142,17 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 	for i := range sc.toks {
 		t := &sc.toks[i]
 		id := s.vocab.index(t.Hash)
+		if id < 0 && s.classParts != nil && s.unqualifyToken(text, t) {
+			id = s.vocab.index(t.Hash)
+		}
 		sc.tword = append(sc.tword, id)
 		var e *vocabEntry
 		if id >= 0 {
 			e = &s.vocab.entries[id]
 			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
 			shaped = shaped || e.shaped
-		} else if !sc.fails && t.End-t.Start >= 5 && (t.Kind == KindWord || t.Kind == kindPending && qualifiedName(text[t.Start:t.End])) && failureShape(text[t.Start:t.End]) {
+		} else if !sc.fails && t.End-t.Start >= 5 && t.shape&(shapeKnown|fUpper|fJoin) != shapeKnown &&
+			(t.Kind == KindWord || t.Kind == kindPending && qualifiedName(text[t.Start:t.End])) && failureShape(text[t.Start:t.End]) {
 			// A word the vocabulary has had its shape judged when the
 			// set was built (see wordShapes); the others are judged until
 			// the line reads as a failure. Of the tokens with digits only

@@ -68,7 +68,14 @@ type Token struct {
 	Start, End int32
 	Hash       uint64
 	Kind       Kind
+	// shape is what the tokenizer saw of the token's bytes (shapeKnown,
+	// and fUpper and fJoin among them): a plain lower-case word needs no
+	// look at its shape (see failureShape). Zero when it was not noted.
+	shape uint8
 }
+
+// shapeKnown marks a Token.shape the tokenizer noted.
+const shapeKnown uint8 = 1 << 7
 
 // Text returns the token's text in line.
 func (t Token) Text(line string) string { return line[t.Start:t.End] }
@@ -195,7 +202,7 @@ func tokenizeLazy(line string, dst []Token) []Token {
 		case f&fLead != 0 || acc&fColonSlash != 0 && hasColonSlash(line[i:jGood]):
 			dst = piece(line, i, j, dst)
 		case jGood > i:
-			t := Token{Start: int32(i), End: int32(jGood), Hash: hashLower(line[i:jGood])}
+			t := Token{Start: int32(i), End: int32(jGood), Hash: hashLower(line[i:jGood]), shape: acc&(fUpper|fJoin) | shapeKnown}
 			if acc&fDigit != 0 {
 				t.Kind = kindPending
 			}
@@ -249,6 +256,8 @@ const (
 	fColonSlash                   // ':' or '/': the piece may be composite
 	fTrail                        // trimmed from the end of a piece
 	fLead                         // trimmed from the start of a piece
+	fUpper                        // A-Z
+	fJoin                         // '_' or '-', which join an error code's words
 )
 
 var byteFlags = func() (t [256]uint8) {
@@ -268,6 +277,11 @@ var byteFlags = func() (t [256]uint8) {
 	for _, c := range ".:-#+@/%_" {
 		t[c] |= fLead
 	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] |= fUpper
+	}
+	t['_'] |= fJoin
+	t['-'] |= fJoin
 	return t
 }()
 

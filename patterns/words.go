@@ -409,6 +409,8 @@ func classForm(w string, h uint64, forms map[uint64]uint64, parts map[uint64]boo
 // in another spelling: a negated stem for an "un" word (unNegate), a
 // class under another package for the signature's class (unqualify).
 // Matching and explaining read a line through it alike.
+// (MatchFailure runs unNegate, and its prefilter unqualifyToken on the
+// tokens it finds unknown: the same rewrite in the pass it makes anyway.)
 func (s *Set) readAs(text string, toks []Token) {
 	s.unNegate(text, toks)
 	s.unqualify(text, toks)
@@ -425,20 +427,30 @@ func (s *Set) unqualify(text string, toks []Token) {
 		return
 	}
 	for i := range toks {
-		t := &toks[i]
-		if t.Kind != KindWord && t.Kind != kindPending {
-			continue
+		if s.vocab.index(toks[i].Hash) < 0 {
+			s.unqualifyToken(text, &toks[i])
 		}
-		part, ok := qualifiedClass(text[t.Start:t.End])
-		if !ok {
-			continue
-		}
-		h := hashLower(part)
-		if !s.classParts[h] || s.vocab.index(t.Hash) >= 0 {
-			continue
-		}
-		t.Hash, t.Kind = h, KindWord
 	}
+}
+
+// unqualifyToken rewrites one token the vocabulary does not have as
+// unqualify does, and reports whether it did. The prefilter calls it for
+// the tokens it finds unknown, in its one pass over a line's tokens; a
+// token the tokenizer saw no capital in is no class.
+func (s *Set) unqualifyToken(text string, t *Token) bool {
+	if t.Kind != KindWord && t.Kind != kindPending || t.shape&(shapeKnown|fUpper) == shapeKnown {
+		return false
+	}
+	part, ok := qualifiedClass(text[t.Start:t.End])
+	if !ok {
+		return false
+	}
+	h := hashLower(part)
+	if !s.classParts[h] {
+		return false
+	}
+	t.Hash, t.Kind = h, KindWord
+	return true
 }
 
 // qualifiedClass returns the class name of a qualified exception class
