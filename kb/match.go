@@ -14,21 +14,25 @@ import (
 // It is a snapshot: build a new one when the knowledge base changes
 // (Generation tells). It is safe for concurrent use.
 type Matcher struct {
-	set       *patterns.Set
-	sigs      []Signature
+	set *patterns.Set
+	// base holds the signatures NewMatcher kept, one entry each (less
+	// those of unknown incidents), in order; sigOf maps a set index to its
+	// signature there: a clause or another wording is a match of the
+	// signature it came from. (One copy per signature, not per set entry:
+	// a write-up's clauses and other wordings outnumber its signatures.)
+	base  []Signature
+	sigOf []int32
 	incidents map[string]*IncidentRef
 	gen       int64
 	// verdicts: per signature id, per line template, "wrong" minus "right"
 	// feedback (see AddFeedback).
 	verdicts map[string]map[string]int
-	// clauses: per set index, the clause of its signature it matches
-	// through, or "" for the whole signature (nil when there is none).
-	clauses []string
-	// equivs: per set index, the family and wording of the equivalent
-	// wording it matches through (patterns.Equivalents), zero for the
-	// signature's own words (nil when there is none). Its clauses entry
-	// is the wording.
-	equivs []patterns.Equivalent
+	// equivOf: per set index, 1 + the index in equivList of the other
+	// wording it matches through (patterns.Equivalents), 0 for the
+	// signature's own words and clauses (nil when there is none). A set
+	// entry's clause is its def's text (see clauseOf).
+	equivOf   []int32
+	equivList []patterns.Equivalent
 	// text is the text tier (see patterns.TextIndex), over the write-ups
 	// that match through clauses; nil when there is none. Its write-up g
 	// is the pseudo-signature textSigs[g], index textBase+g.
@@ -115,10 +119,12 @@ func (k *KB) Matcher(ctx context.Context, minScore float64) (*Matcher, error) {
 // with curated signatures (front matter) has said what to match: its
 // lines match as they are.
 func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minScore float64) (*Matcher, error) {
-	defs := make([]patterns.Def, 0, len(sigs))
-	kept := make([]Signature, 0, len(sigs))
-	var clauses []string
-	var equivs []patterns.Equivalent // for each def, the family of an equivalent wording
+	defs := make([]patterns.Def, 0, 2*len(sigs))
+	base := make([]Signature, 0, len(sigs))
+	sigOf := make([]int32, 0, 2*len(sigs))
+	var equivOf []int32 // for each def, 1 + its index in equivList, or 0
+	var equivList []patterns.Equivalent
+	equivIndex := map[patterns.Equivalent]int32{}
 	// Incidents whose authors said what to match (curated signatures), or
 	// gave many examples, match as they are: clauses are for write-ups
 	// that pasted an error once or twice.
@@ -143,21 +149,17 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 		if boost == 0 {
 			boost = 1
 		}
+		b := int32(len(base))
+		base = append(base, s)
 		d := patterns.Def{ID: s.ID, Group: s.IncidentID, Text: s.Text, Template: s.IsTemplate, Pins: inc.pins, Boost: boost}
-		defs = append(defs, d)
-		kept = append(kept, s)
-		clauses = append(clauses, "")
-		equivs = append(equivs, patterns.Equivalent{})
+		defs, sigOf, equivOf = append(defs, d), append(sigOf, b), append(equivOf, 0)
 		if s.IsTemplate || curated[s.IncidentID] {
 			continue
 		}
 		for _, c := range patterns.Clauses(s.Text) {
 			cd := d
 			cd.ID, cd.Text, cd.Boost, cd.Clause = s.ID, c, boost*clauseBoost, true
-			defs = append(defs, cd)
-			kept = append(kept, s)
-			clauses = append(clauses, c)
-			equivs = append(equivs, patterns.Equivalent{})
+			defs, sigOf, equivOf = append(defs, cd), append(sigOf, b), append(equivOf, 0)
 		}
 		// The other wordings of the failure the line prints (another
 		// runtime's, client's or version's), as clauses of the signature.
@@ -169,10 +171,13 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 				// the table knows it by: a clause.
 				ed.Boost = boost * clauseBoost
 			}
-			defs = append(defs, ed)
-			kept = append(kept, s)
-			clauses = append(clauses, e.Wording)
-			equivs = append(equivs, e)
+			k, ok := equivIndex[e]
+			if !ok {
+				equivList = append(equivList, e)
+				k = int32(len(equivList))
+				equivIndex[e] = k
+			}
+			defs, sigOf, equivOf = append(defs, ed), append(sigOf, b), append(equivOf, k)
 		}
 	}
 	// The text tier first: the write-ups' words are let go before the
@@ -192,28 +197,28 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 			for defs[n].ID != d.ID || defs[n].Text != d.Text || defs[n].Clause != d.Clause {
 				n++
 			}
-			kept[i], clauses[i], equivs[i] = kept[n], clauses[n], equivs[n]
+			sigOf[i], equivOf[i] = sigOf[n], equivOf[n]
 			n++
 		}
-		kept, clauses, equivs = kept[:set.Len()], clauses[:set.Len()], equivs[:set.Len()]
+		sigOf, equivOf = sigOf[:set.Len()], equivOf[:set.Len()]
 	}
-	m := &Matcher{set: set, sigs: kept, incidents: incs, gen: gen}
-	for _, c := range clauses {
-		if c != "" {
-			m.clauses = clauses
-			break
-		}
-	}
-	for _, e := range equivs {
-		if e.Family != "" {
-			m.equivs = equivs
-			break
-		}
+	m := &Matcher{set: set, base: base, sigOf: slices.Clip(sigOf), incidents: incs, gen: gen}
+	if len(equivList) > 0 {
+		m.equivOf, m.equivList = slices.Clip(equivOf), equivList
 	}
 	if text != nil {
-		m.text, m.textSigs, m.textBase = text, textSigs, len(m.sigs)
+		m.text, m.textSigs, m.textBase = text, textSigs, len(m.sigOf)
 	}
 	return m, nil
+}
+
+// clauseOf returns the clause of its signature that set entry i matches
+// through, or "" for the whole signature.
+func (m *Matcher) clauseOf(i int) string {
+	if d := m.set.Def(i); d.Clause {
+		return d.Text
+	}
+	return ""
 }
 
 // buildText builds the text tier over the write-ups that have signatures
@@ -308,19 +313,25 @@ func (m *Matcher) Set() *patterns.Set { return m.set }
 // Indexes from Len on are the text tier's pseudo-signatures, one per
 // write-up (kind SigText), which matches through the text tier carry.
 func (m *Matcher) Signature(i int) Signature {
-	if i >= len(m.sigs) {
-		return m.textSigs[i-len(m.sigs)]
+	if i >= len(m.sigOf) {
+		return m.textSigs[i-len(m.sigOf)]
 	}
-	return m.sigs[i]
+	return m.base[m.sigOf[i]]
 }
 
 // Incident returns the incident of a hit by id, or nil.
 func (m *Matcher) Incident(id string) *IncidentRef { return m.incidents[id] }
 
-// Signatures returns the signatures the matcher compiled, by set index.
-// The slice is the matcher's: do not modify it.
+// Signatures returns the signatures the matcher compiled, by set index (a
+// signature is there once for each of its clauses and other wordings).
 // The text tier's pseudo-signatures are not among them (see Signature).
-func (m *Matcher) Signatures() []Signature { return m.sigs }
+func (m *Matcher) Signatures() []Signature {
+	out := make([]Signature, len(m.sigOf))
+	for i, b := range m.sigOf {
+		out[i] = m.base[b]
+	}
+	return out
+}
 
 // Len returns the number of signatures.
 func (m *Matcher) Len() int { return m.set.Len() }
@@ -422,15 +433,15 @@ func (m *Matcher) Hit(line string, pm patterns.Match, o MatchOptions) Hit {
 	h.Captures = ex.Captures
 	if o.Explain {
 		ex.Score = h.Score
-		if m.equivs != nil && m.equivs[pm.Sig].Family != "" {
-			e := m.equivs[pm.Sig]
+		if m.equivOf != nil && m.equivOf[pm.Sig] > 0 {
+			e := m.equivList[m.equivOf[pm.Sig]-1]
 			if e.Own {
 				ex.Notes = append(ex.Notes, fmt.Sprintf("matched through %q, the part of the signature's line that says the failure (%s, from incidex's table of equivalent wordings)", e.Wording, e.Family))
 			} else {
 				ex.Notes = append(ex.Notes, fmt.Sprintf("matched through %q, another wording of the failure the signature prints as %q (%s, from incidex's table of equivalent wordings)", e.Wording, e.Holds, e.Family))
 			}
-		} else if m.clauses != nil && m.clauses[pm.Sig] != "" {
-			ex.Notes = append(ex.Notes, fmt.Sprintf("matched through the clause %q of the signature: the part of its line that names the error", m.clauses[pm.Sig]))
+		} else if c := m.clauseOf(pm.Sig); c != "" {
+			ex.Notes = append(ex.Notes, fmt.Sprintf("matched through the clause %q of the signature: the part of its line that names the error", c))
 		}
 		if net := m.verdicts[sig.ID][LineTemplate(line)]; net > 0 {
 			ex.Notes = append(ex.Notes, fmt.Sprintf("down-weighted x%.2f: marked wrong for lines like this %d more time(s) than right (feedback)", feedbackFactor(net), net))

@@ -50,12 +50,12 @@ func TestBestWithFeedbackEqualsFullAdjust(t *testing.T) {
 		}
 	}
 	check("no feedback")
-	if ms := full(lines[0], 2); len(ms) < 2 || m.sigs[ms[0].Sig].ID != "s-disk-b" {
+	if ms := full(lines[0], 2); len(ms) < 2 || m.Signature(ms[0].Sig).ID != "s-disk-b" {
 		t.Fatalf("line 0 should match disk-b first and something second, got %+v: the test would prove nothing", ms)
 	}
 	// The best match of line 0 marked wrong twice: what was second comes up.
 	m.verdicts = map[string]map[string]int{"s-disk-b": {LineTemplate(lines[0]): 2}}
-	if got := m.Best(lines[0], patterns.Stream, 0, 1, nil); len(got) > 0 && m.sigs[got[0].Sig].ID == "s-disk-b" {
+	if got := m.Best(lines[0], patterns.Stream, 0, 1, nil); len(got) > 0 && m.Signature(got[0].Sig).ID == "s-disk-b" {
 		t.Errorf("a signature marked wrong twice for this line is still first: %+v", got)
 	}
 	check("feedback on a best signature")

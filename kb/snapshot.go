@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/klauspost/compress/zstd"
@@ -60,11 +61,9 @@ type snapshotIncident struct {
 // MatcherFromSnapshot).
 func (m *Matcher) Snapshot() ([]byte, error) {
 	s := snapshotV1{Generation: m.gen, MinScore: m.set.MinScore(), Verdicts: m.verdicts}
-	// m.sigs holds each signature kept by NewMatcher, followed by its
-	// clause entries (m.clauses[i] != ""): the whole-line entries, in
-	// order, are the signatures NewMatcher was given, less those of
-	// unknown incidents, which it drops anyway.
-	sigs := m.sigs
+	// m.base holds each signature kept by NewMatcher once, in order: the
+	// signatures NewMatcher was given, less those of unknown incidents,
+	// which it drops anyway.
 	var words map[string][]uint64
 	if m.text != nil {
 		words = map[string][]uint64{}
@@ -72,12 +71,7 @@ func (m *Matcher) Snapshot() ([]byte, error) {
 			words[m.text.Group(g)] = ws
 		}
 	}
-	s.Signatures = make([]Signature, 0, len(sigs))
-	for i, sig := range sigs {
-		if m.clauses == nil || m.clauses[i] == "" {
-			s.Signatures = append(s.Signatures, sig)
-		}
-	}
+	s.Signatures = slices.Clone(m.base)
 	s.Incidents = make([]snapshotIncident, 0, len(m.incidents))
 	for _, inc := range m.incidents {
 		s.Incidents = append(s.Incidents, snapshotIncident{ID: inc.ID, Title: inc.Title, Source: inc.Source,
