@@ -9,6 +9,12 @@ import (
 
 // scratch holds per-call buffers so that matching a line allocates nothing.
 type scratch struct {
+	// shapeKey and shapeVal cache failureShape by a word's hash (key:
+	// hash|1; zero is empty): a stream repeats its capitalised words
+	// (component names, "Started"), and judging their shape was a
+	// twentieth of a no-match line's cost.
+	shapeKey  [shapeSlots]uint64
+	shapeVal  [shapeSlots]bool
 	level     Level // what the line's prefix said
 	fails     bool  // the line reads as a failure (see MatchFailure)
 	lineErr   bool  // the line has an error word some signature has
@@ -152,7 +158,7 @@ func (s *Set) prefilter(text string, mode Mode, min float32, sc *scratch) bool {
 			sc.fails = sc.fails || e.failure || (t.Hash == hashNot || t.Hash == hashNo) && i+1 < len(sc.toks)
 			shaped = shaped || e.shaped
 		} else if !sc.fails && t.End-t.Start >= 5 && t.shape&(shapeKnown|fUpper|fJoin) != shapeKnown &&
-			(t.Kind == KindWord || t.Kind == kindPending && qualifiedName(text[t.Start:t.End])) && failureShape(text[t.Start:t.End]) {
+			(t.Kind == KindWord || t.Kind == kindPending && qualifiedName(text[t.Start:t.End])) && sc.failureShaped(t.Hash, text[t.Start:t.End]) {
 			// A word the vocabulary has had its shape judged when the
 			// set was built (see wordShapes); the others are judged until
 			// the line reads as a failure. Of the tokens with digits only
@@ -1136,4 +1142,19 @@ func (s *Set) lineWeights(toks []Token, dst []float32) []float32 {
 		}
 	}
 	return dst
+}
+
+// shapeSlots is the size of scratch's failureShape cache.
+const shapeSlots = 512
+
+// failureShaped is failureShape(w) for the word w of hash h, through the
+// scratch's cache.
+func (sc *scratch) failureShaped(h uint64, w string) bool {
+	i := h & (shapeSlots - 1)
+	if sc.shapeKey[i] == h|1 {
+		return sc.shapeVal[i]
+	}
+	v := failureShape(w)
+	sc.shapeKey[i], sc.shapeVal[i] = h|1, v
+	return v
 }
