@@ -115,9 +115,11 @@ func (k *KB) Matcher(ctx context.Context, minScore float64) (*Matcher, error) {
 // that another occurrence inside another wrapper matches too. A clause
 // match is a match of its signature, a little below a match of the whole
 // line, and says so in its explanation; clauses too generic to be
-// evidence on their own (patterns.Info.Generic) are left out. An incident
-// with curated signatures (front matter) has said what to match: its
-// lines match as they are.
+// evidence on their own (patterns.Info.Generic) are left out. It matches
+// through the other wordings of its failure too (patterns.Equivalents:
+// another runtime's, client's or version's), a little below its own
+// words. An incident with curated signatures (front matter) has said what
+// to match: its lines match as they are.
 func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minScore float64) (*Matcher, error) {
 	defs := make([]patterns.Def, 0, 2*len(sigs))
 	base := make([]Signature, 0, len(sigs))

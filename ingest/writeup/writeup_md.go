@@ -511,15 +511,9 @@ func (d *mdDoc) addQuotedBlock(n ast.Node, logged func(string) bool) {
 		if isCommandLine(e) || !logged(e) || !logShaped(e) && !patterns.FailsPlainly(e) {
 			continue // a sentence whose only failure is a "not": "but why not on the mac"
 		}
-		before := len(d.cands)
-		d.addCandidate(e, sec.kind, 2)
-		if len(d.cands) > before {
-			logs = append(logs, e)
-		}
+		logs = d.keepLog(e, sec, logs)
 	}
-	if len(logs) > 0 {
-		d.blocks = append(d.blocks, kb.Block{Section: sec.kind, Heading: sec.text, Lang: "quote", Class: ClassLog, Lines: logs})
-	}
+	d.addLogBlock(sec, logs)
 }
 
 // addLedInLines keeps the log lines of a paragraph that its line before
@@ -542,12 +536,24 @@ func (d *mdDoc) addLedInLines(n ast.Node) {
 		if !loggedItem(e) && !(strings.HasSuffix(prev, ":") && pastedShaped(e)) {
 			continue
 		}
-		before := len(d.cands)
-		d.addCandidate(e, sec.kind, 2)
-		if len(d.cands) > before {
-			logs = append(logs, e)
-		}
+		logs = d.keepLog(e, sec, logs)
 	}
+	d.addLogBlock(sec, logs)
+}
+
+// keepLog makes e a signature candidate of section sec and, when it
+// became one, adds it to logs: the lines of the block shown as log text.
+func (d *mdDoc) keepLog(e string, sec heading, logs []string) []string {
+	before := len(d.cands)
+	d.addCandidate(e, sec.kind, 2)
+	if len(d.cands) > before {
+		logs = append(logs, e)
+	}
+	return logs
+}
+
+// addLogBlock shows a quote's or a paragraph's log lines as a log block.
+func (d *mdDoc) addLogBlock(sec heading, logs []string) {
 	if len(logs) > 0 {
 		d.blocks = append(d.blocks, kb.Block{Section: sec.kind, Heading: sec.text, Lang: "quote", Class: ClassLog, Lines: logs})
 	}
