@@ -20,8 +20,8 @@ type Matcher struct {
 	// signature there: a clause or another wording is a match of the
 	// signature it came from. (One copy per signature, not per set entry:
 	// a write-up's clauses and other wordings outnumber its signatures.)
-	base  []Signature
-	sigOf []int32
+	base      []Signature
+	sigOf     []int32
 	incidents map[string]*IncidentRef
 	gen       int64
 	// verdicts: per signature id, per line template, "wrong" minus "right"
