@@ -130,17 +130,13 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 	// Incidents whose authors said what to match (curated signatures), or
 	// gave many examples, match as they are: clauses are for write-ups
 	// that pasted an error once or twice.
-	curated, count := map[string]bool{}, map[string]int{}
+	byInc := map[string][]Signature{}
 	for _, s := range sigs {
-		count[s.IncidentID]++
-		if s.Kind == SigCurated {
-			curated[s.IncidentID] = true
-		}
+		byInc[s.IncidentID] = append(byInc[s.IncidentID], s)
 	}
-	for id, n := range count {
-		if n > maxSigsForClauses {
-			curated[id] = true
-		}
+	curated := make(map[string]bool, len(byInc))
+	for id, ss := range byInc {
+		curated[id] = !MatchesThroughClauses(ss)
 	}
 	for _, s := range sigs {
 		inc := incs[s.IncidentID]
@@ -184,7 +180,7 @@ func NewMatcher(sigs []Signature, incs map[string]*IncidentRef, gen int64, minSc
 	}
 	// The text tier first: the write-ups' words are let go before the
 	// signatures are compiled, the build's peak.
-	text, textSigs := buildText(incs, count, curated)
+	text, textSigs := buildText(incs, curated)
 	set, err := patterns.Compile(defs, patterns.Options{MinScore: minScore})
 	if err != nil {
 		return nil, fmt.Errorf("compile signatures: %w", err)
@@ -226,7 +222,7 @@ func (m *Matcher) clauseOf(i int) string {
 // buildText builds the text tier over the write-ups that have signatures
 // matching through clauses (the ones that pasted an error once or twice),
 // with one pseudo-signature per write-up for its matches.
-func buildText(incs map[string]*IncidentRef, count map[string]int, curated map[string]bool) (*patterns.TextIndex, []Signature) {
+func buildText(incs map[string]*IncidentRef, curated map[string]bool) (*patterns.TextIndex, []Signature) {
 	ids := make([]string, 0, len(incs))
 	for id, inc := range incs {
 		if !curated[id] && len(inc.words) > 0 {

@@ -56,6 +56,9 @@ const equivMaxGap = 8
 type equivIndex struct {
 	table   []equivWording
 	byFirst map[uint64][]int32
+	// family[i] is the run of the table that holds wording i's family
+	// (a family's wordings stand together: parseEquivalents sees to it).
+	family [][2]int32
 }
 
 var equivTable = sync.OnceValues(func() (*equivIndex, error) {
@@ -67,9 +70,19 @@ var equivTable = sync.OnceValues(func() (*equivIndex, error) {
 })
 
 func indexEquivalents(table []equivWording) *equivIndex {
-	x := &equivIndex{table: table, byFirst: map[uint64][]int32{}}
+	x := &equivIndex{table: table, byFirst: map[uint64][]int32{}, family: make([][2]int32, len(table))}
 	for i, w := range table {
 		x.byFirst[w.words[0]] = append(x.byFirst[w.words[0]], int32(i))
+	}
+	for start := 0; start < len(table); {
+		end := start + 1
+		for end < len(table) && table[end].family == table[start].family {
+			end++
+		}
+		for i := start; i < end; i++ {
+			x.family[i] = [2]int32{int32(start), int32(end)}
+		}
+		start = end
 	}
 	return x
 }
@@ -92,6 +105,9 @@ func parseEquivalents(src string) ([]equivWording, error) {
 		}
 		if p.Tokens[0].Placeholder {
 			return nil, fmt.Errorf("equivalents line %d: %q starts with a placeholder", n+1, text)
+		}
+		if len(out) > 0 && out[len(out)-1].family != family && slices.ContainsFunc(out, func(w equivWording) bool { return w.family == family }) {
+			return nil, fmt.Errorf("equivalents line %d: family %s is split: its wordings must stand together", n+1, family)
 		}
 		w := equivWording{family: family, text: text}
 		for _, t := range p.Tokens {
@@ -148,22 +164,24 @@ func equivalentsIn(x *equivIndex, line string) []Equivalent {
 	if len(has) == 0 {
 		return nil
 	}
+	// The families held, in the table's order; each one's first wording
+	// the line holds is what the others stand in for.
 	slices.Sort(has)
-	held := map[string]string{} // family → the first wording the line holds
-	for _, i := range has {
-		if w := x.table[i]; held[w.family] == "" {
-			held[w.family] = w.text
-		}
-	}
 	var out []Equivalent
-	for i, w := range x.table {
-		h := held[w.family]
-		switch {
-		case h == "":
-		case !slices.Contains(has, int32(i)):
-			out = append(out, Equivalent{Family: w.family, Wording: w.text, Holds: h})
-		case len(hashes) > len(w.words)+2:
-			out = append(out, Equivalent{Family: w.family, Wording: w.text, Holds: w.text, Own: true})
+	for k, first := range has {
+		run := x.family[first]
+		if k > 0 && x.family[has[k-1]] == run {
+			continue // its family is out already
+		}
+		holds := x.table[first].text
+		for i := run[0]; i < run[1]; i++ {
+			w := x.table[i]
+			switch {
+			case !slices.Contains(has, i):
+				out = append(out, Equivalent{Family: w.family, Wording: w.text, Holds: holds})
+			case len(hashes) > len(w.words)+2:
+				out = append(out, Equivalent{Family: w.family, Wording: w.text, Holds: w.text, Own: true})
+			}
 		}
 	}
 	return out

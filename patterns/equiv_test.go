@@ -32,7 +32,8 @@ func TestEquivalentsTable(t *testing.T) {
 	}
 }
 
-// TestEquivalentsRefusesBadLines: a line without a tab, or a wording with
+// TestEquivalentsRefusesBadLines: a line without a tab, a family split in
+// two runs of the table, or a wording with
 // a masked token that is not a placeholder, is refused with its line
 // number.
 func TestEquivalentsRefusesBadLines(t *testing.T) {
@@ -41,6 +42,7 @@ func TestEquivalentsRefusesBadLines(t *testing.T) {
 		"fam\t413 Request Entity Too Large\n",
 		"fam\tbad <placeholder\\> <nope>\n",
 		"fam\t<*> starts with a placeholder\n",
+		"a\tone wording\nb\tanother\na\tone more\n",
 	} {
 		if _, err := parseEquivalents(src); err == nil || !strings.Contains(err.Error(), "equivalents line") {
 			t.Errorf("parseEquivalents(%q) = %v, want an error naming the line", src, err)
